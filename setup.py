@@ -1,0 +1,35 @@
+"""ament_python package sg_search (src layout). Install non-editable: `pip install .`
+(an editable install skips data_files, so ament and config lookups would fail)."""
+
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = "sg_search"
+
+setup(
+    name=PACKAGE,
+    version="0.1.0",
+    description="Open-vocabulary object search with online 3D scene graphs (ROS 2).",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    package_dir={"": "src"},
+    packages=find_packages("src", include=[PACKAGE, f"{PACKAGE}.*"]),
+    data_files=[
+        ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
+        (f"share/{PACKAGE}", ["package.xml"]),
+        (f"share/{PACKAGE}/launch", glob("launch/*.launch.py")),
+        (f"share/{PACKAGE}/config", glob("config/*.yaml") + glob("config/*.xml")),
+        (f"share/{PACKAGE}/config/demo", glob("config/demo/*.yaml")),
+    ],
+    install_requires=["numpy", "pyyaml", "networkx"],
+    zip_safe=False,
+    entry_points={
+        "console_scripts": [
+            "sg-search = sg_search.cli:main",
+            "scene_graph_server = sg_search.ros.runner:scene_graph_server_main",
+            "reasoner = sg_search.ros.runner:reasoner_main",
+            "observation_replay = sg_search.ros.runner:observation_replay_main",
+        ],
+    },
+)

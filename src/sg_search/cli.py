@@ -1,0 +1,112 @@
+"""``sg-search``: the stack's command line.
+
+Sub-commands that need ROS import it lazily, so ``sg-search --help``, ``graph schema``
+and the benchmarks work without a ROS installation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+PENDING = {
+    "sim": "the embedded MuJoCo simulator (issue 3)",
+    "knowledge": "the distilled commonsense knowledge (issue 7)",
+    "distill": "the knowledge-distillation pipeline (issue 7)",
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="sg-search",
+        description="Open-vocabulary object search with online 3D scene graphs (ROS 2).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    demo = sub.add_parser("demo", help="bring up the node set in one process and search for an object")
+    demo.add_argument("--query", default="find the passport", help="free-text request")
+    demo.add_argument("--timeout", type=float, default=60.0, help="search budget [s]")
+    demo.add_argument("--params-file", type=Path, default=None, help="ROS params YAML (default: shipped)")
+
+    search = sub.add_parser("search", help="send a search goal to a running stack and follow it")
+    search.add_argument("query", help='what to find, e.g. "passport"')
+    search.add_argument("--reasoner", default="", help="registered reasoner name (default: node's)")
+    search.add_argument("--max-steps", type=int, default=0, help="step budget (0: node's default)")
+    search.add_argument("--timeout", type=float, default=0.0, help="time budget [s] (0: node's default)")
+    search.add_argument("--namespace", default="", help="ROS namespace of the stack")
+
+    graph = sub.add_parser("graph", help="inspect the scene graph")
+    graph_sub = graph.add_subparsers(dest="graph_command", required=True, metavar="ACTION")
+    graph_sub.add_parser("schema", help="print the scene-graph schema (no ROS needed)")
+    show = graph_sub.add_parser("show", help="summarise a running server's graph")
+    show.add_argument("--namespace", default="")
+    query = graph_sub.add_parser("query", help="find nodes in a running server's graph")
+    query.add_argument("text")
+    query.add_argument("--kind", default="")
+    query.add_argument("--namespace", default="")
+
+    bench = sub.add_parser("bench", help="run a benchmark ('sg-search bench list' names them)")
+    bench.add_argument("name", help="benchmark name, or 'list'")
+    bench.add_argument("--split", default="all", help="data split")
+    bench.add_argument("--episodes", type=int, default=10, help="episodes to run")
+    bench.add_argument("--seed", type=int, default=0, help="base seed")
+    bench.add_argument("--workers", type=int, default=1, help="parallel processes")
+    bench.add_argument("--json", type=Path, default=None, help="write machine-readable results here")
+
+    for name, what in PENDING.items():
+        sub.add_parser(name, help=f"(not available yet: {what})")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``sg-search`` console script; returns the exit code."""
+    args = _parser().parse_args(argv)
+    if args.command in PENDING:
+        print(f"sg-search {args.command}: not available yet; it will provide {PENDING[args.command]}.",
+              file=sys.stderr)
+        return 2
+    if args.command == "bench":
+        return _bench(args)
+    if args.command == "graph" and args.graph_command == "schema":
+        from sg_search.scene_graph.schema import schema_yaml
+
+        print(schema_yaml(), end="")
+        return 0
+    from sg_search.ros import commands  # needs rclpy
+
+    if args.command == "demo":
+        return commands.demo(args.query, args.timeout, args.params_file)
+    if args.command == "search":
+        return commands.search(args.query, args.reasoner, args.max_steps, args.timeout, args.namespace)
+    if args.command == "graph":
+        return commands.graph(args.graph_command, getattr(args, "text", ""), getattr(args, "kind", ""),
+                              args.namespace)
+    raise AssertionError(f"unhandled command {args.command}")
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from sg_search.bench import BenchOptions, available_benchmarks, run_benchmark
+
+    if args.name == "list":
+        for name, description in available_benchmarks().items():
+            print(f"{name:20s} {description}")
+        return 0
+    if args.episodes < 1 or args.workers < 1:
+        print("--episodes and --workers must be >= 1", file=sys.stderr)
+        return 2
+    options = BenchOptions(split=args.split, episodes=args.episodes, seed=args.seed, workers=args.workers)
+    try:
+        report = run_benchmark(args.name, options)
+    except (KeyError, ValueError) as exc:
+        print(f"sg-search bench: {exc.args[0]}", file=sys.stderr)
+        return 2
+    print(report.table())
+    if args.json is not None:
+        report.write_json(args.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

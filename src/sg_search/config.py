@@ -1,0 +1,124 @@
+"""ROS 2 parameter YAML files, read without ROS.
+
+The same files feed nodes (``--ros-args --params-file config/sg_search.yaml``)
+and the core library (benchmarks, the CLI). A file maps node names to
+``ros__parameters``; ``/**`` applies to every node and a node's own section wins.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+
+T = TypeVar("T")
+
+
+class ConfigError(ValueError):
+    """A parameter file or value is wrong; the message names the file, node and key."""
+
+
+def package_share() -> Path:
+    """Directory that holds ``config/`` and ``launch/`` for this installation.
+
+    Non-editable pip and colcon installs put them under ``<prefix>/share/sg_search``;
+    a source checkout has them at the repository root.
+    """
+    import sys
+
+    installed = Path(sys.prefix) / "share" / "sg_search"
+    if (installed / "config").is_dir():
+        return installed
+    checkout = Path(__file__).resolve().parents[2]
+    if (checkout / "config").is_dir():
+        return checkout
+    raise ConfigError(f"cannot find sg_search's config/: looked in {installed} and {checkout}")
+
+
+def default_params_file() -> Path:
+    """The stack's default parameter file (``config/sg_search.yaml``)."""
+    return package_share() / "config" / "sg_search.yaml"
+
+
+def load_node_params(path: Path | str, node_name: str) -> dict[str, Any]:
+    """Parameters of ``node_name`` in a ROS 2 params file, ``/**`` merged underneath.
+
+    Nested mappings are flattened to dotted names, as ROS 2 does.
+    """
+    path = Path(path)
+    try:
+        document = yaml.safe_load(path.read_text())
+    except FileNotFoundError as exc:
+        raise ConfigError(f"parameter file not found: {path}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"parameter file {path} is not valid YAML: {exc}") from exc
+    if not isinstance(document, dict):
+        raise ConfigError(f"parameter file {path} must map node names to ros__parameters")
+    merged: dict[str, Any] = {}
+    for section in ("/**", node_name, f"/{node_name}"):
+        body = document.get(section)
+        if body is None:
+            continue
+        if not isinstance(body, dict) or "ros__parameters" not in body:
+            raise ConfigError(f"{path}: section '{section}' has no 'ros__parameters' mapping")
+        merged.update(_flatten(body["ros__parameters"] or {}))
+    return merged
+
+
+def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in mapping.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def from_params(cls: type[T], params: Mapping[str, Any], *, source: str = "parameters") -> T:
+    """Build the dataclass ``cls`` from flat parameters, checking names and types.
+
+    Unknown names are ignored (a params file serves several components); a value whose
+    type does not match the field's default raises :class:`ConfigError` naming it.
+    """
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"{cls!r} is not a dataclass")
+    defaults = cls()
+    values: dict[str, Any] = {}
+    for field in dataclasses.fields(cls):
+        if field.name not in params:
+            continue
+        default = getattr(defaults, field.name)
+        value = params[field.name]
+        values[field.name] = _coerce(value, default, f"{source}: '{field.name}'")
+    return cls(**values)
+
+
+def _coerce(value: Any, default: Any, where: str) -> Any:
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+    elif isinstance(default, float):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    elif isinstance(default, int):
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    elif isinstance(default, str):
+        if isinstance(value, str):
+            return value
+    elif isinstance(default, tuple | list):
+        if isinstance(value, list | tuple):
+            return type(default)(value)
+    else:
+        return value
+    raise ConfigError(f"{where} must be {type(default).__name__}, got {value!r}")
+
+
+def as_params(config: Any) -> dict[str, Any]:
+    """Flat name -> value mapping of a config dataclass (for declaring ROS parameters)."""
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}

@@ -1,0 +1,105 @@
+"""The reasoner interface shared by the learned-utility, LLM and baseline reasoners.
+
+Distances are geodesic metres from the robot along the occupancy map (or straight-line
+when no map is available); positions are in ``map``.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import IntEnum
+
+from sg_search.scene_graph import Affordance, Layer, NodeState, SceneGraph, SceneNode
+from sg_search.scene_graph.model import Vec3
+
+
+class SkillAffordance(IntEnum):
+    """What the executor does with a chosen node (values = ExecuteAffordance constants)."""
+
+    NAVIGATE = 1
+    OPEN = 2
+    INSPECT = 3
+    CLOSE = 4
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An actionable node with the reasoner's utility in [0, 1] and a one-line reason."""
+
+    node_id: str
+    affordance: SkillAffordance
+    utility: float = 0.0
+    distance: float = -1.0
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Candidates best first, and why the first is best."""
+
+    ranked: tuple[Candidate, ...]
+    explanation: str = ""
+
+    @property
+    def best(self) -> Candidate | None:
+        """The chosen candidate, or None if nothing is actionable."""
+        return self.ranked[0] if self.ranked else None
+
+
+@dataclass(frozen=True)
+class ReasonerInput:
+    """What a reasoner sees at one decision step."""
+
+    graph: SceneGraph
+    query: str
+    distances: Mapping[str, float] = field(default_factory=dict)
+    robot_position: Vec3 | None = None
+    rejected: frozenset[str] = frozenset()
+
+
+class Reasoner(abc.ABC):
+    """Ranks actionable nodes for a query. Implementations must be deterministic given a seed."""
+
+    name: str = "abstract"
+
+    @abc.abstractmethod
+    def decide(self, observation: ReasonerInput) -> Decision:
+        """Rank :func:`actionable_candidates` of the graph, best first."""
+
+    def reset(self, query: str) -> None:  # noqa: B027 - optional hook
+        """Called when a new search starts (clear per-search memory)."""
+
+
+def actionable_candidates(
+    graph: SceneGraph, rejected: frozenset[str] = frozenset()
+) -> list[Candidate]:
+    """Nodes the robot can act on: unexplored frontiers and rooms, closed openable
+    containers, unexplored surfaces/receptacles to inspect. ``rejected`` ids are left out.
+    """
+    out: list[Candidate] = []
+    for node in graph.nodes():
+        if node.id in rejected:
+            continue
+        affordance = _affordance_for(node)
+        if affordance is not None:
+            out.append(Candidate(node.id, affordance))
+    return out
+
+
+def _affordance_for(node: SceneNode) -> SkillAffordance | None:
+    if node.kind == "frontier" and node.state != NodeState.EXPLORED:
+        return SkillAffordance.NAVIGATE
+    if node.layer == Layer.ROOM and node.state == NodeState.UNEXPLORED:
+        return SkillAffordance.NAVIGATE
+    if node.affordances & Affordance.OPENABLE and node.state == NodeState.CLOSED:
+        return SkillAffordance.OPEN
+    receptacle = node.affordances & (Affordance.SURFACE | Affordance.RECEPTACLE)
+    if receptacle and node.affordances & Affordance.INSPECTABLE and node.state not in (
+        NodeState.EXPLORED,
+        NodeState.OPEN,
+        NodeState.CLOSED,
+    ):
+        return SkillAffordance.INSPECT
+    return None

@@ -1,0 +1,157 @@
+"""The ROS-side implementations of ``sg-search demo | search | graph``."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from sg_search.config import default_params_file, package_share
+from sg_search.ros_env import ensure_ros_env, use_localhost_profile
+
+ensure_ros_env()
+
+import rclpy  # noqa: E402
+from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+
+from sg_search.ros.search_client import SearchClient, TaskResult  # noqa: E402
+
+PHASE_WIDTH = 8
+
+
+@contextmanager
+def spinning(nodes: list[Node]) -> Iterator[MultiThreadedExecutor]:
+    """Spin ``nodes`` on a background MultiThreadedExecutor for the duration of the block."""
+    executor = MultiThreadedExecutor()
+    for node in nodes:
+        executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    try:
+        yield executor
+    finally:
+        executor.shutdown()
+        thread.join(timeout=5.0)
+
+
+def demo(query: str, timeout_s: float, params_file: Path | None) -> int:
+    """Compose scene_graph_server + observation_replay + reasoner, search for ``query``.
+
+    The embedded simulator does not exist yet, so perception is replayed from a recorded
+    instance file of a small apartment (config/demo/apartment.yaml).
+    """
+    from sg_search.ros.observation_replay import ObservationReplay
+    from sg_search.ros.reasoner_node import ReasonerNode
+    from sg_search.ros.scene_graph_server import SceneGraphServer
+
+    use_localhost_profile()
+    scene = package_share() / "config" / "demo" / "apartment.yaml"
+    params = params_file or default_params_file()
+    rclpy.init(args=["sg-search", "--ros-args", "--params-file", str(params)])
+    try:
+        nodes: list[Node] = [
+            SceneGraphServer(parameter_overrides=[Parameter("prior_scene_file", value=str(scene))]),
+            ObservationReplay(parameter_overrides=[Parameter("replay_file", value=str(scene))]),
+            ReasonerNode(),
+        ]
+        client_node = Node("sg_search_demo_client")
+        with spinning([*nodes, client_node]):
+            print(f"[demo] scene: {scene.name} (recorded perception; simulator not yet part of the stack)")
+            return _run_search(client_node, query, "", 0, timeout_s)
+    finally:
+        for node in locals().get("nodes", []):
+            node.destroy_node()
+        rclpy.shutdown()
+
+
+def search(query: str, reasoner: str, max_steps: int, timeout_s: float, namespace: str) -> int:
+    """Send one goal to a running stack, print feedback and the result; exit code 0 on success."""
+    rclpy.init(args=["sg-search"])
+    node = Node("sg_search_cli", namespace=namespace or "")
+    try:
+        with spinning([node]):
+            return _run_search(node, query, reasoner, max_steps, timeout_s)
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+
+
+def _run_search(node: Node, query: str, reasoner: str, max_steps: int, timeout_s: float) -> int:
+    client = SearchClient(node)
+    if not client.wait_until_ready(15.0):
+        print("[search] no 'search' action server found: is the stack running (same ROS_DOMAIN_ID)?")
+        return 3
+    print(f"[search] {query!r}")
+    printer: Callable[..., None] = lambda fb: print(  # noqa: E731
+        f"  step {fb.step:3d}  {fb.phase:<{PHASE_WIDTH}} {fb.target_node_id or '-':<18} "
+        f"u={fb.utility:.2f}  {fb.explanation}"
+    )
+    if not client.start(query, max_steps=max_steps, reasoner=reasoner, timeout_s=timeout_s,
+                        on_feedback=printer):
+        print("[search] goal rejected (another search is running)")
+        return 4
+    deadline = time.monotonic() + (timeout_s or 600.0) + 30.0
+    while not client.wait(0.2):
+        if time.monotonic() > deadline:
+            client.cancel()
+            print("[search] no result in time; canceled")
+            return 5
+    result = client.result()
+    assert result is not None
+    if client.status() == TaskResult.SUCCEEDED:
+        p = result.pose.pose.position
+        print(f"[search] FOUND {result.category} ({result.object_id}) in {result.room_id or '?'} at "
+              f"({p.x:.2f}, {p.y:.2f}, {p.z:.2f}) m [map], {result.steps} steps, {result.path_length:.1f} m")
+        print(f"[search] {result.explanation}")
+        return 0
+    print(f"[search] {client.status().name}: error {result.error_code}: {result.error_msg}")
+    return 1
+
+
+def graph(action: str, text: str, kind: str, namespace: str) -> int:
+    """``graph show`` (counts per kind) or ``graph query TEXT`` against a running server."""
+    from sg_search_interfaces.srv import GetSceneGraph, QuerySceneGraph
+
+    rclpy.init(args=["sg-search"])
+    node = Node("sg_search_graph_cli", namespace=namespace or "")
+    try:
+        with spinning([node]):
+            if action == "show":
+                client = node.create_client(GetSceneGraph, "scene_graph/get")
+                request = GetSceneGraph.Request(since_sequence=0)
+            else:
+                client = node.create_client(QuerySceneGraph, "scene_graph/query")
+                request = QuerySceneGraph.Request(text=text, kind=kind)
+            if not client.wait_for_service(timeout_sec=10.0):
+                print("[graph] no scene_graph server found")
+                return 3
+            done = threading.Event()
+            future = client.call_async(request)
+            future.add_done_callback(lambda _: done.set())
+            if not done.wait(10.0) or future.result() is None:
+                print("[graph] no answer")
+                return 3
+            response = future.result()
+            if action == "show":
+                counts: dict[str, int] = {}
+                for n in response.update.nodes:
+                    counts[n.kind] = counts.get(n.kind, 0) + 1
+                print(f"sequence {response.update.sequence}: {len(response.update.nodes)} nodes, "
+                      f"{len(response.update.edges)} edges")
+                for k, c in sorted(counts.items()):
+                    print(f"  {k:10s} {c}")
+                return 0
+            if not response.success:
+                print(f"[graph] {response.message}")
+                return 2
+            for n in response.nodes:
+                print(f"{n.id:20s} {n.kind:10s} {n.category:16s} room={n.room_id or '-':14s} "
+                      f"conf={n.confidence:.2f} at ({n.position.x:.2f}, {n.position.y:.2f}, {n.position.z:.2f})")
+            return 0
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()

@@ -1,0 +1,72 @@
+"""A reasoner-side copy of the server's scene graph, kept current from update messages."""
+
+from __future__ import annotations
+
+import threading
+
+from rclpy.node import Node
+from sg_search_interfaces.msg import SceneGraphUpdate
+from sg_search_interfaces.srv import GetSceneGraph
+
+from sg_search.ros.conversions import update_from_msg
+from sg_search.ros.scene_graph_server import UPDATES_QOS
+from sg_search.scene_graph import SceneGraph, SequenceGapError
+
+
+class GraphMirror:
+    """Applies ``scene_graph/updates``; on a sequence gap asks ``scene_graph/get`` for a snapshot.
+
+    ``copy()`` gives a consistent private copy for one decision step.
+    """
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+        self._graph = SceneGraph()
+        self._synced = False
+        self._lock = threading.Lock()
+        self._client = node.create_client(GetSceneGraph, "scene_graph/get")
+        node.create_subscription(SceneGraphUpdate, "scene_graph/updates", self._on_update, UPDATES_QOS)
+
+    @property
+    def synced(self) -> bool:
+        """True once a full graph has been received."""
+        return self._synced
+
+    def _on_update(self, msg: SceneGraphUpdate) -> None:
+        try:
+            update = update_from_msg(msg)
+        except ValueError as exc:
+            self._node.get_logger().error(f"bad scene graph update {msg.sequence}: {exc}")
+            return
+        with self._lock:
+            if not self._synced and not update.is_full:
+                self._request_snapshot()
+                return
+            try:
+                self._graph.apply(update)
+                self._synced = True
+            except SequenceGapError as exc:
+                self._node.get_logger().warn(f"{exc}; requesting a snapshot")
+                self._request_snapshot()
+
+    def _request_snapshot(self) -> None:
+        if not self._client.service_is_ready():
+            return
+        future = self._client.call_async(GetSceneGraph.Request(since_sequence=0))
+        future.add_done_callback(lambda f: self._on_update(f.result().update) if f.result() else None)
+
+    def copy(self, wait_s: float = 0.0) -> SceneGraph | None:
+        """A private copy of the current graph; None if no graph arrived within ``wait_s``."""
+        if not self._synced and wait_s > 0:
+            if self._client.wait_for_service(timeout_sec=wait_s):
+                done = threading.Event()
+                future = self._client.call_async(GetSceneGraph.Request(since_sequence=0))
+                future.add_done_callback(lambda _: done.set())
+                if done.wait(wait_s) and future.result() is not None:
+                    self._on_update(future.result().update)
+        with self._lock:
+            if not self._synced:
+                return None
+            copy = SceneGraph(self._graph.history_limit, self._graph.max_frame_ids)
+            copy.apply(self._graph.snapshot())
+            return copy

@@ -1,0 +1,175 @@
+"""reasoner: hosts the ``search`` action (SearchObject) and ``select_target`` (SelectTarget).
+
+The node mirrors the scene graph (GraphMirror), runs :func:`run_search` from the core,
+and executes chosen targets through the ``execute_affordance`` action when an executor
+is running; otherwise the search is observe-only (see sg_search.search.loop).
+"""
+
+from __future__ import annotations
+
+import threading
+
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.node import Node
+from sg_search_interfaces.action import ExecuteAffordance, SearchObject
+from sg_search_interfaces.msg import TargetScore
+from sg_search_interfaces.srv import SelectTarget
+
+from sg_search.reasoning import Candidate, ReasonerInput, create_reasoner
+from sg_search.ros.conversions import point_to_msg
+from sg_search.ros.graph_mirror import GraphMirror
+from sg_search.ros.params import declare_config
+from sg_search.search import ExecutionReport, SearchError, SearchStep, run_search
+from sg_search.search.config import ReasonerNodeConfig
+
+
+class ReasonerNode(Node):
+    """One search at a time; a second goal is rejected while one runs."""
+
+    def __init__(self, node_name: str = "reasoner", **kwargs: object) -> None:
+        super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
+        self.config = declare_config(self, ReasonerNodeConfig)
+        create_reasoner(self.config.default_reasoner)  # fail at start-up on a bad name
+        self._mirror = GraphMirror(self)
+        self._busy = threading.Lock()
+        actions = ReentrantCallbackGroup()
+        self._executor_client = ActionClient(
+            self, ExecuteAffordance, self.config.executor_action, callback_group=actions
+        )
+        ActionServer(
+            self,
+            SearchObject,
+            "search",
+            execute_callback=self._execute_search,
+            goal_callback=self._on_goal,
+            cancel_callback=lambda _: CancelResponse.ACCEPT,
+            callback_group=actions,
+        )
+        self.create_service(
+            SelectTarget, "select_target", self._on_select, callback_group=MutuallyExclusiveCallbackGroup()
+        )
+
+    def _on_goal(self, goal: SearchObject.Goal) -> GoalResponse:
+        if self._busy.locked():
+            self.get_logger().warn(f"rejected search for {goal.query!r}: a search is already running")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _execute_search(self, handle: ServerGoalHandle) -> SearchObject.Result:
+        goal: SearchObject.Goal = handle.request
+        result = SearchObject.Result()
+        if not self._busy.acquire(blocking=False):
+            handle.abort()
+            result.error_code, result.error_msg = SearchError.UNKNOWN, "another search is running"
+            return result
+        try:
+            return self._search(handle, goal, result)
+        finally:
+            self._busy.release()
+
+    def _search(
+        self, handle: ServerGoalHandle, goal: SearchObject.Goal, result: SearchObject.Result
+    ) -> SearchObject.Result:
+        name = goal.reasoner or self.config.default_reasoner
+        try:
+            reasoner = create_reasoner(name, {"seed": self.config.seed})
+        except KeyError as exc:
+            handle.abort()
+            result.error_code, result.error_msg = SearchError.UNKNOWN_REASONER, str(exc.args[0])
+            return result
+        execute = self._execute_candidate if self._executor_client.wait_for_server(
+            timeout_sec=self.config.executor_wait_s
+        ) else None
+        if execute is None:
+            self.get_logger().info("no affordance executor running: observe-only search")
+        first = [True]
+
+        def read_graph():  # type: ignore[no-untyped-def]
+            wait = self.config.graph_wait_s if first[0] else 0.0
+            first[0] = False
+            return self._mirror.copy(wait_s=wait)
+
+        def on_step(step: SearchStep) -> None:
+            handle.publish_feedback(
+                SearchObject.Feedback(
+                    step=step.step,
+                    phase=step.phase,
+                    target_node_id=step.target_node_id,
+                    utility=float(step.utility),
+                    explanation=step.explanation,
+                    path_length=float(step.path_length),
+                )
+            )
+
+        outcome = run_search(
+            goal.query,
+            reasoner,
+            read_graph,
+            params=self.config.search_params(goal.max_steps, goal.timeout_s),
+            execute=execute,
+            on_step=on_step,
+            should_stop=lambda: handle.is_cancel_requested or not handle.is_active,
+        )
+        result.success = outcome.success
+        result.error_code = int(outcome.error)
+        result.error_msg = outcome.message
+        result.steps = outcome.steps
+        result.path_length = float(outcome.path_length)
+        result.explanation = outcome.explanation
+        if outcome.found is not None:
+            found = outcome.found
+            result.object_id, result.category, result.room_id = found.id, found.category, found.room_id
+            result.pose.header.frame_id = "map"
+            result.pose.header.stamp = self.get_clock().now().to_msg()
+            result.pose.pose.position = point_to_msg(found.position)
+            result.pose.pose.orientation.w = 1.0
+        if outcome.error == SearchError.CANCELED:
+            handle.canceled()
+        elif outcome.success:
+            handle.succeed()
+        else:
+            handle.abort()
+        self.get_logger().info(f"search {goal.query!r}: {outcome.error.name} {outcome.message or outcome.explanation}")
+        return result
+
+    def _execute_candidate(self, candidate: Candidate) -> ExecutionReport:
+        goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
+        done = threading.Event()
+        send = self._executor_client.send_goal_async(goal)
+        send.add_done_callback(lambda _: done.set())
+        if not done.wait(10.0) or not send.result().accepted:
+            return ExecutionReport(False, message=f"executor refused {candidate.node_id}")
+        done.clear()
+        get = send.result().get_result_async()
+        get.add_done_callback(lambda _: done.set())
+        done.wait()
+        res = get.result().result
+        return ExecutionReport(res.error_code == 0, message=res.error_msg)
+
+    def _on_select(self, request: SelectTarget.Request, response: SelectTarget.Response) -> SelectTarget.Response:
+        try:
+            reasoner = create_reasoner(request.reasoner or self.config.default_reasoner, {"seed": self.config.seed})
+        except KeyError as exc:
+            response.success, response.message = False, str(exc.args[0])
+            return response
+        graph = self._mirror.copy()
+        if graph is None:
+            response.success, response.message = False, "no scene graph received yet"
+            return response
+        decision = reasoner.decide(ReasonerInput(graph, request.query))
+        ranked = decision.ranked[: request.max_results] if request.max_results else decision.ranked
+        response.ranked = [
+            TargetScore(
+                node_id=c.node_id,
+                affordance=int(c.affordance),
+                utility=float(c.utility),
+                distance=float(c.distance),
+                reason=c.reason,
+            )
+            for c in ranked
+        ]
+        response.explanation = decision.explanation
+        response.success = True
+        return response

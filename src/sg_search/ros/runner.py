@@ -1,0 +1,59 @@
+"""Start nodes: one per process (console scripts) or several composed in one process."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+
+from sg_search.ros_env import ensure_ros_env
+
+ensure_ros_env()
+
+import rclpy  # noqa: E402
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+
+NodeFactory = Callable[[], Node]
+
+
+def spin_nodes(factories: Sequence[NodeFactory], args: Sequence[str] | None = None) -> int:
+    """Create the nodes, spin them on one MultiThreadedExecutor until shutdown; exit code."""
+    rclpy.init(args=list(args) if args is not None else sys.argv)
+    nodes: list[Node] = []
+    executor = MultiThreadedExecutor()
+    try:
+        for factory in factories:
+            node = factory()
+            nodes.append(node)
+            executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        executor.shutdown()
+        for node in nodes:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0
+
+
+def scene_graph_server_main() -> int:
+    """Console script ``scene_graph_server``."""
+    from sg_search.ros.scene_graph_server import SceneGraphServer
+
+    return spin_nodes([SceneGraphServer])
+
+
+def reasoner_main() -> int:
+    """Console script ``reasoner``."""
+    from sg_search.ros.reasoner_node import ReasonerNode
+
+    return spin_nodes([ReasonerNode])
+
+
+def observation_replay_main() -> int:
+    """Console script ``observation_replay``."""
+    from sg_search.ros.observation_replay import ObservationReplay
+
+    return spin_nodes([ObservationReplay])

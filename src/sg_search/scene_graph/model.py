@@ -1,0 +1,174 @@
+"""Value types of the scene graph. Positions and boxes: ``map`` frame, metres.
+
+The integer values of the enums equal the constants of the ROS messages in
+``sg_search_interfaces`` (SceneNode, SceneEdge), so conversion is a cast.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import IntEnum, IntFlag
+
+Vec3 = tuple[float, float, float]
+
+
+class Layer(IntEnum):
+    """Hierarchy level of a node."""
+
+    ROOT = 0
+    BUILDING = 1
+    ROOM = 2
+    REGION = 3
+    OBJECT = 4
+    GROUP = 5
+
+
+class Affordance(IntFlag):
+    """What the robot can do with a node (bit mask)."""
+
+    NONE = 0
+    NAVIGABLE = 1
+    OPENABLE = 2
+    INSPECTABLE = 4
+    SURFACE = 8
+    RECEPTACLE = 16
+
+
+class NodeState(IntEnum):
+    """Exploration state of a node."""
+
+    UNKNOWN = 0
+    CLOSED = 1
+    OPEN = 2
+    EXPLORED = 3
+    UNEXPLORED = 4
+
+
+class EdgeKind(IntEnum):
+    """What an edge means."""
+
+    HIERARCHY = 0
+    SPATIAL = 1
+    ADJACENCY = 2
+    GROUP = 3
+
+
+class EdgeOrigin(IntEnum):
+    """Who asserted an edge."""
+
+    GEOMETRY = 0
+    LLM = 1
+    VLM = 2
+    PRIOR = 3
+
+
+NODE_KINDS = ("root", "building", "room", "region", "frontier", "door", "object", "container", "group")
+
+
+@dataclass(frozen=True)
+class Box3D:
+    """Axis-aligned box: ``center`` and full ``size`` along x, y, z [m], ``map`` frame."""
+
+    center: Vec3
+    size: Vec3
+
+    def __post_init__(self) -> None:
+        if any(s < 0.0 for s in self.size):
+            raise ValueError(f"Box3D size must be non-negative, got {self.size}")
+
+    @property
+    def minimum(self) -> Vec3:
+        """Lower corner [m]."""
+        return tuple(c - s / 2.0 for c, s in zip(self.center, self.size, strict=True))  # type: ignore[return-value]
+
+    @property
+    def maximum(self) -> Vec3:
+        """Upper corner [m]."""
+        return tuple(c + s / 2.0 for c, s in zip(self.center, self.size, strict=True))  # type: ignore[return-value]
+
+    def contains(self, point: Vec3, margin: float = 0.0) -> bool:
+        """True if ``point`` lies inside the box grown by ``margin`` metres on every side."""
+        lo, hi = self.minimum, self.maximum
+        return all(lo[i] - margin <= point[i] <= hi[i] + margin for i in range(3))
+
+    def contains_xy(self, point: Vec3, margin: float = 0.0) -> bool:
+        """True if ``point``'s x, y lie inside the box's footprint grown by ``margin`` [m]."""
+        lo, hi = self.minimum, self.maximum
+        return all(lo[i] - margin <= point[i] <= hi[i] + margin for i in range(2))
+
+    @property
+    def empty(self) -> bool:
+        """True for the 'unknown extent' box (all sizes zero)."""
+        return not any(self.size)
+
+
+@dataclass(frozen=True)
+class SceneNode:
+    """One node. Immutable: changing a node means upserting a new value.
+
+    ``frame_ids`` holds the most recent RGB-D frame indices that saw the node (bounded by
+    the graph), the evidence MSGNav's visual edges and VLM checks need.
+    """
+
+    id: str
+    layer: Layer
+    kind: str
+    category: str = ""
+    position: Vec3 = (0.0, 0.0, 0.0)
+    bbox: Box3D | None = None
+    confidence: float = 1.0
+    parent_id: str = ""
+    room_id: str = ""
+    affordances: Affordance = Affordance.NONE
+    state: NodeState = NodeState.UNKNOWN
+    observation_count: int = 0
+    frame_ids: tuple[int, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        if not self.id:
+            raise ValueError("SceneNode.id must not be empty")
+        if self.kind not in NODE_KINDS:
+            raise ValueError(f"SceneNode {self.id!r}: kind {self.kind!r} is not one of {NODE_KINDS}")
+        if not 0.0 <= self.confidence <= 1.0:
+            raise ValueError(f"SceneNode {self.id!r}: confidence {self.confidence} not in [0, 1]")
+        if any(v != v for v in self.position):  # NaN check without numpy
+            raise ValueError(f"SceneNode {self.id!r}: position {self.position} has NaN")
+
+
+EdgeKey = tuple[str, str, str]
+
+
+@dataclass(frozen=True)
+class SceneEdge:
+    """A directed edge ``source -> target`` with a ``relation`` word."""
+
+    source: str
+    target: str
+    kind: EdgeKind
+    relation: str
+    origin: EdgeOrigin = EdgeOrigin.GEOMETRY
+    confidence: float = 1.0
+    frame_ids: tuple[int, ...] = field(default=())
+
+    @property
+    def key(self) -> EdgeKey:
+        """Identity of the edge: two edges with the same key are the same edge."""
+        return (self.source, self.target, self.relation)
+
+
+@dataclass(frozen=True)
+class GraphUpdate:
+    """Changes that take a graph from ``base_sequence`` to ``sequence`` (or all of it)."""
+
+    sequence: int
+    base_sequence: int
+    is_full: bool
+    nodes: tuple[SceneNode, ...] = ()
+    edges: tuple[SceneEdge, ...] = ()
+    removed_node_ids: tuple[str, ...] = ()
+    removed_edges: tuple[EdgeKey, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """True when the update changes nothing."""
+        return not (self.is_full or self.nodes or self.edges or self.removed_node_ids or self.removed_edges)

@@ -1,0 +1,184 @@
+"""Integrate perception's fused object instances into the scene graph.
+
+Positions are in the ``map`` frame [m]. Each call handles one RGB-D frame and bumps the
+graph's sequence number once. Room membership comes from the room boxes' footprints;
+an object whose centroid lies in a container's box becomes that container's child
+("on" if it rests above the container's top, else "inside").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from sg_search.scene_graph.categories import normalise_category
+from sg_search.scene_graph.graph import SceneGraph
+from sg_search.scene_graph.model import (
+    Affordance,
+    Box3D,
+    EdgeKind,
+    EdgeOrigin,
+    Layer,
+    NodeState,
+    SceneEdge,
+    SceneNode,
+    Vec3,
+)
+
+
+@dataclass(frozen=True)
+class ObjectInstance:
+    """One fused instance as perception reports it (``map`` frame, metres)."""
+
+    instance_id: str
+    category: str
+    confidence: float
+    centroid: Vec3
+    bbox: Box3D | None = None
+    observation_count: int = 1
+
+
+@dataclass(frozen=True)
+class IntegrationParams:
+    """How instances become nodes.
+
+    Attributes:
+        container_margin: slack [m] around a container's box when deciding that an object
+            lies inside/on it (fused centroids of small objects jitter by a few cm).
+        on_top_tolerance: an object whose centroid is within this height [m] below the
+            container's top or above it is "on" it, else "inside".
+        openable_categories: categories that get the OPENABLE affordance and start CLOSED.
+        receptacle_categories: categories that can hold objects (RECEPTACLE).
+    """
+
+    container_margin: float = 0.05
+    on_top_tolerance: float = 0.05
+    openable_categories: tuple[str, ...] = ()
+    receptacle_categories: tuple[str, ...] = ()
+
+
+@dataclass
+class IntegrationResult:
+    """What one frame changed."""
+
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+
+
+def integrate_instances(
+    graph: SceneGraph,
+    frame_index: int,
+    instances: Sequence[ObjectInstance],
+    removed_instance_ids: Sequence[str] = (),
+    params: IntegrationParams | None = None,
+) -> IntegrationResult:
+    """Add or update one object node per instance; remove the instances perception dropped.
+
+    Instances are validated first; a bad one raises ValueError naming it and the graph is
+    left unchanged.
+    """
+    params = params or IntegrationParams()
+    prepared = [_validated(instance) for instance in instances]
+    rooms = graph.nodes(layer=Layer.ROOM)
+    containers = [n for n in graph.nodes(kind="container") if n.bbox is not None]
+    result = IntegrationResult()
+    with graph.transaction():
+        for instance_id in removed_instance_ids:
+            if graph.get(instance_id) is not None and graph.node(instance_id).kind == "object":
+                graph.remove_node(instance_id)
+                result.removed.append(instance_id)
+        for instance, category in prepared:
+            old = graph.get(instance.instance_id)
+            if old is not None and old.kind not in ("object", "container"):
+                raise ValueError(
+                    f"instance id {instance.instance_id!r} collides with a {old.kind} node"
+                )
+            node = _node_for(instance, category, old, frame_index, rooms, containers, graph, params)
+            if graph.upsert_node(node):
+                (result.updated if old else result.added).append(node.id)
+            _relate_to_parent(graph, node, params)
+    return result
+
+
+def _validated(instance: ObjectInstance) -> tuple[ObjectInstance, str]:
+    if not instance.instance_id:
+        raise ValueError("object instance has an empty instance_id")
+    if not 0.0 <= instance.confidence <= 1.0:
+        raise ValueError(f"instance {instance.instance_id!r}: confidence {instance.confidence} not in [0, 1]")
+    if any(v != v or abs(v) > 1e4 for v in instance.centroid):
+        raise ValueError(f"instance {instance.instance_id!r}: centroid {instance.centroid} is not finite")
+    try:
+        category = normalise_category(instance.category)
+    except ValueError as exc:
+        raise ValueError(f"instance {instance.instance_id!r}: {exc}") from None
+    return instance, category
+
+
+def _node_for(
+    instance: ObjectInstance,
+    category: str,
+    old: SceneNode | None,
+    frame_index: int,
+    rooms: Sequence[SceneNode],
+    containers: Sequence[SceneNode],
+    graph: SceneGraph,
+    params: IntegrationParams,
+) -> SceneNode:
+    point = instance.centroid
+    room_id = next((r.id for r in rooms if r.bbox is not None and r.bbox.contains_xy(point)), "")
+    holder = next(
+        (
+            c
+            for c in containers
+            if c.id != instance.instance_id
+            and c.bbox is not None
+            and c.bbox.contains(point, margin=params.container_margin)
+        ),
+        None,
+    )
+    parent_id = holder.id if holder else room_id
+    affordances = Affordance.NAVIGABLE | Affordance.INSPECTABLE
+    state = NodeState.UNKNOWN
+    kind = "object"
+    if category in params.openable_categories:
+        affordances |= Affordance.OPENABLE | Affordance.RECEPTACLE
+        state = old.state if old is not None else NodeState.CLOSED
+        kind = "container"
+    elif category in params.receptacle_categories:
+        affordances |= Affordance.RECEPTACLE | Affordance.SURFACE
+        kind = "container"
+    frames = (*(old.frame_ids if old else ()), frame_index)
+    if old is not None and old.frame_ids and old.frame_ids[-1] == frame_index:
+        frames = old.frame_ids
+    return SceneNode(
+        id=instance.instance_id,
+        layer=Layer.OBJECT,
+        kind=kind,
+        category=category,
+        position=point,
+        bbox=instance.bbox,
+        confidence=instance.confidence,
+        parent_id=parent_id,
+        room_id=room_id,
+        affordances=affordances,
+        state=state,
+        observation_count=max(instance.observation_count, old.observation_count if old else 0),
+        frame_ids=frames[-graph.max_frame_ids :],
+    )
+
+
+def _relate_to_parent(graph: SceneGraph, node: SceneNode, params: IntegrationParams) -> None:
+    """Keep exactly one spatial edge object -> holding container ("on" or "inside")."""
+    parent = graph.get(node.parent_id) if node.parent_id else None
+    wanted: SceneEdge | None = None
+    if parent is not None and parent.kind == "container" and parent.bbox is not None:
+        top = parent.bbox.maximum[2]
+        relation = "on" if node.position[2] >= top - params.on_top_tolerance else "inside"
+        wanted = SceneEdge(node.id, parent.id, EdgeKind.SPATIAL, relation, EdgeOrigin.GEOMETRY)
+    for edge in graph.edges_of(node.id):
+        stale = edge.source == node.id and edge.relation in ("on", "inside")
+        if edge.kind == EdgeKind.SPATIAL and stale and (wanted is None or edge.key != wanted.key):
+            graph.remove_edge(edge.key)
+    if wanted is not None:
+        graph.upsert_edge(wanted)

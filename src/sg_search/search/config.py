@@ -1,0 +1,31 @@
+"""Parameters of the reasoner node (``reasoner`` in config/sg_search.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sg_search.search.loop import SearchParams
+
+
+@dataclass(frozen=True)
+class ReasonerNodeConfig:
+    """See config/sg_search.yaml for the meaning and units of each parameter."""
+
+    default_reasoner: str = "random"
+    seed: int = 0
+    max_steps: int = 50
+    timeout_s: float = 120.0
+    step_period_s: float = 0.5
+    min_confidence: float = 0.5
+    executor_action: str = "execute_affordance"
+    executor_wait_s: float = 0.5
+    graph_wait_s: float = 5.0
+
+    def search_params(self, max_steps: int = 0, timeout_s: float = 0.0) -> SearchParams:
+        """Search budgets; a goal's non-zero ``max_steps``/``timeout_s`` override the defaults."""
+        return SearchParams(
+            max_steps=max_steps or self.max_steps,
+            timeout_s=timeout_s or self.timeout_s,
+            step_period_s=self.step_period_s,
+            min_confidence=self.min_confidence,
+        )

@@ -1,6 +1,6 @@
 """The stack on a robot (Toyota HSR topic names by default); perception feeds `observations`.
 
-    ros2 launch sg_search robot.launch.py [prior_scene_file:=/path/apartment.yaml]
+ros2 launch sg_search robot.launch.py [prior_scene_file:=/path/apartment.yaml]
 """
 
 import os

@@ -64,8 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sg-search`` console script; returns the exit code."""
     args = _parser().parse_args(argv)
     if args.command in PENDING:
-        print(f"sg-search {args.command}: not available yet; it will provide {PENDING[args.command]}.",
-              file=sys.stderr)
+        print(
+            f"sg-search {args.command}: not available yet; it will provide {PENDING[args.command]}.",
+            file=sys.stderr,
+        )
         return 2
     if args.command == "bench":
         return _bench(args)
@@ -81,8 +83,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "search":
         return commands.search(args.query, args.reasoner, args.max_steps, args.timeout, args.namespace)
     if args.command == "graph":
-        return commands.graph(args.graph_command, getattr(args, "text", ""), getattr(args, "kind", ""),
-                              args.namespace)
+        return commands.graph(
+            args.graph_command, getattr(args, "text", ""), getattr(args, "kind", ""), args.namespace
+        )
     raise AssertionError(f"unhandled command {args.command}")
 
 

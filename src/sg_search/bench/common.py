@@ -38,15 +38,26 @@ class BenchReport:
     def table(self) -> str:
         """A readable table of the summary."""
         width = max((len(k) for k in self.summary), default=0)
-        lines = [f"benchmark {self.name}  (split={self.options.split}, episodes={self.options.episodes}, "
-                 f"seed={self.options.seed}, workers={self.options.workers})"]
+        lines = [
+            f"benchmark {self.name}  (split={self.options.split}, episodes={self.options.episodes}, "
+            f"seed={self.options.seed}, workers={self.options.workers})"
+        ]
         lines += [f"  {key:<{width}}  {value:12.4f}" for key, value in self.summary.items()]
         return "\n".join(lines)
 
     def write_json(self, path: Path) -> None:
         """Machine-readable results."""
-        path.write_text(json.dumps({"name": self.name, "options": asdict(self.options),
-                                    "summary": self.summary, "rows": self.rows}, indent=2))
+        path.write_text(
+            json.dumps(
+                {
+                    "name": self.name,
+                    "options": asdict(self.options),
+                    "summary": self.summary,
+                    "rows": self.rows,
+                },
+                indent=2,
+            )
+        )
 
 
 Benchmark = Callable[[BenchOptions], BenchReport]

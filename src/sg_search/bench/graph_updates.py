@@ -29,14 +29,23 @@ def _house(rooms: int) -> dict:  # type: ignore[type-arg]
     doc: dict = {"rooms": [], "furniture": [], "doors": []}  # type: ignore[type-arg]
     for r in range(rooms):
         cx = 5.0 * r + 2.5
-        doc["rooms"].append({"id": f"room_{r}", "category": "room", "center": [cx, 2.0, 1.25],
-                             "size": [5.0, 4.0, 2.5]})
+        doc["rooms"].append(
+            {"id": f"room_{r}", "category": "room", "center": [cx, 2.0, 1.25], "size": [5.0, 4.0, 2.5]}
+        )
         if r:
             doc["doors"].append([f"room_{r - 1}", f"room_{r}"])
         for c in range(6):
-            doc["furniture"].append({"id": f"cab_{r}_{c}", "category": "cabinet", "room": f"room_{r}",
-                                     "center": [cx - 2.0 + 0.8 * c, 0.4, 0.45], "size": [0.6, 0.5, 0.9],
-                                     "affordances": ["openable", "receptacle"], "state": "closed"})
+            doc["furniture"].append(
+                {
+                    "id": f"cab_{r}_{c}",
+                    "category": "cabinet",
+                    "room": f"room_{r}",
+                    "center": [cx - 2.0 + 0.8 * c, 0.4, 0.45],
+                    "size": [0.6, 0.5, 0.9],
+                    "affordances": ["openable", "receptacle"],
+                    "state": "closed",
+                }
+            )
     return doc
 
 
@@ -53,12 +62,25 @@ def _episode(seed: int) -> dict[str, float]:
         seen = rng.sample(near, min(PER_FRAME, len(near)))
         for _ in range(NEW_PER_FRAME):
             x = robot_x + rng.uniform(-2.0, 2.0)
-            seen.append(ObjectInstance(f"obj_{len(known)}", rng.choice(CATEGORIES), rng.uniform(0.4, 1.0),
-                                       (x, rng.uniform(0.2, 3.8), rng.uniform(0.0, 1.2))))
+            seen.append(
+                ObjectInstance(
+                    f"obj_{len(known)}",
+                    rng.choice(CATEGORIES),
+                    rng.uniform(0.4, 1.0),
+                    (x, rng.uniform(0.2, 3.8), rng.uniform(0.0, 1.2)),
+                )
+            )
             known.append(seen[-1])
-        jittered = [ObjectInstance(i.instance_id, i.category, i.confidence,
-                                   tuple(c + rng.gauss(0.0, 0.01) for c in i.centroid),  # type: ignore[arg-type]
-                                   observation_count=frame) for i in seen]
+        jittered = [
+            ObjectInstance(
+                i.instance_id,
+                i.category,
+                i.confidence,
+                tuple(c + rng.gauss(0.0, 0.01) for c in i.centroid),  # type: ignore[arg-type]
+                observation_count=frame,
+            )
+            for i in seen
+        ]
         before = graph.sequence
         t0 = time.perf_counter()
         integrate_instances(graph, frame, jittered, params=params)

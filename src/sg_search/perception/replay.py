@@ -60,9 +60,7 @@ def load_replay(path: Path | str) -> list[ReplayFrame]:
                 )
                 for item in raw.get("instances") or []
             )
-            frames.append(
-                ReplayFrame(float(raw["t"]), index + 1, instances, tuple(raw.get("removed") or ()))
-            )
+            frames.append(ReplayFrame(float(raw["t"]), index + 1, instances, tuple(raw.get("removed") or ())))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{where}: {exc!r}") from None
     return sorted(frames, key=lambda f: f.t)

@@ -72,9 +72,7 @@ class Reasoner(abc.ABC):
         """Called when a new search starts (clear per-search memory)."""
 
 
-def actionable_candidates(
-    graph: SceneGraph, rejected: frozenset[str] = frozenset()
-) -> list[Candidate]:
+def actionable_candidates(graph: SceneGraph, rejected: frozenset[str] = frozenset()) -> list[Candidate]:
     """Nodes the robot can act on: unexplored frontiers and rooms, closed openable
     containers, unexplored surfaces/receptacles to inspect. ``rejected`` ids are left out.
     """
@@ -96,10 +94,15 @@ def _affordance_for(node: SceneNode) -> SkillAffordance | None:
     if node.affordances & Affordance.OPENABLE and node.state == NodeState.CLOSED:
         return SkillAffordance.OPEN
     receptacle = node.affordances & (Affordance.SURFACE | Affordance.RECEPTACLE)
-    if receptacle and node.affordances & Affordance.INSPECTABLE and node.state not in (
-        NodeState.EXPLORED,
-        NodeState.OPEN,
-        NodeState.CLOSED,
+    if (
+        receptacle
+        and node.affordances & Affordance.INSPECTABLE
+        and node.state
+        not in (
+            NodeState.EXPLORED,
+            NodeState.OPEN,
+            NodeState.CLOSED,
+        )
     ):
         return SkillAffordance.INSPECT
     return None

@@ -28,12 +28,18 @@ class RandomReasoner(Reasoner):
         """Random utilities in [0, 1) for every actionable node, best first."""
         candidates = actionable_candidates(observation.graph, observation.rejected)
         scored = [
-            replace(c, utility=self._rng.random(), distance=observation.distances.get(c.node_id, -1.0),
-                    reason="random baseline")
+            replace(
+                c,
+                utility=self._rng.random(),
+                distance=observation.distances.get(c.node_id, -1.0),
+                reason="random baseline",
+            )
             for c in candidates
         ]
         scored.sort(key=lambda c: c.utility, reverse=True)
-        explanation = f"random choice among {len(scored)} actionable nodes" if scored else "nothing actionable"
+        explanation = (
+            f"random choice among {len(scored)} actionable nodes" if scored else "nothing actionable"
+        )
         return Decision(tuple(scored), explanation)
 
 

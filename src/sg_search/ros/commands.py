@@ -18,6 +18,7 @@ from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
+from sg_search.ros.futures import wait_future  # noqa: E402
 from sg_search.ros.search_client import SearchClient, TaskResult  # noqa: E402
 
 PHASE_WIDTH = 8
@@ -90,8 +91,9 @@ def _run_search(node: Node, query: str, reasoner: str, max_steps: int, timeout_s
         f"  step {fb.step:3d}  {fb.phase:<{PHASE_WIDTH}} {fb.target_node_id or '-':<18} "
         f"u={fb.utility:.2f}  {fb.explanation}"
     )
-    if not client.start(query, max_steps=max_steps, reasoner=reasoner, timeout_s=timeout_s,
-                        on_feedback=printer):
+    if not client.start(
+        query, max_steps=max_steps, reasoner=reasoner, timeout_s=timeout_s, on_feedback=printer
+    ):
         print("[search] goal rejected (another search is running)")
         return 4
     deadline = time.monotonic() + (timeout_s or 600.0) + 30.0
@@ -104,8 +106,10 @@ def _run_search(node: Node, query: str, reasoner: str, max_steps: int, timeout_s
     assert result is not None
     if client.status() == TaskResult.SUCCEEDED:
         p = result.pose.pose.position
-        print(f"[search] FOUND {result.category} ({result.object_id}) in {result.room_id or '?'} at "
-              f"({p.x:.2f}, {p.y:.2f}, {p.z:.2f}) m [map], {result.steps} steps, {result.path_length:.1f} m")
+        print(
+            f"[search] FOUND {result.category} ({result.object_id}) in {result.room_id or '?'} at "
+            f"({p.x:.2f}, {p.y:.2f}, {p.z:.2f}) m [map], {result.steps} steps, {result.path_length:.1f} m"
+        )
         print(f"[search] {result.explanation}")
         return 0
     print(f"[search] {client.status().name}: error {result.error_code}: {result.error_msg}")
@@ -129,19 +133,18 @@ def graph(action: str, text: str, kind: str, namespace: str) -> int:
             if not client.wait_for_service(timeout_sec=10.0):
                 print("[graph] no scene_graph server found")
                 return 3
-            done = threading.Event()
-            future = client.call_async(request)
-            future.add_done_callback(lambda _: done.set())
-            if not done.wait(10.0) or future.result() is None:
+            response = wait_future(client.call_async(request), 10.0)
+            if response is None:
                 print("[graph] no answer")
                 return 3
-            response = future.result()
             if action == "show":
                 counts: dict[str, int] = {}
                 for n in response.update.nodes:
                     counts[n.kind] = counts.get(n.kind, 0) + 1
-                print(f"sequence {response.update.sequence}: {len(response.update.nodes)} nodes, "
-                      f"{len(response.update.edges)} edges")
+                print(
+                    f"sequence {response.update.sequence}: {len(response.update.nodes)} nodes, "
+                    f"{len(response.update.edges)} edges"
+                )
                 for k, c in sorted(counts.items()):
                     print(f"  {k:10s} {c}")
                 return 0
@@ -149,8 +152,10 @@ def graph(action: str, text: str, kind: str, namespace: str) -> int:
                 print(f"[graph] {response.message}")
                 return 2
             for n in response.nodes:
-                print(f"{n.id:20s} {n.kind:10s} {n.category:16s} room={n.room_id or '-':14s} "
-                      f"conf={n.confidence:.2f} at ({n.position.x:.2f}, {n.position.y:.2f}, {n.position.z:.2f})")
+                print(
+                    f"{n.id:20s} {n.kind:10s} {n.category:16s} room={n.room_id or '-':14s} "
+                    f"conf={n.confidence:.2f} at ({n.position.x:.2f}, {n.position.y:.2f}, {n.position.z:.2f})"
+                )
             return 0
     finally:
         node.destroy_node()

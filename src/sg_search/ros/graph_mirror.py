@@ -5,12 +5,14 @@ from __future__ import annotations
 import threading
 
 from rclpy.node import Node
-from sg_search_interfaces.msg import SceneGraphUpdate
-from sg_search_interfaces.srv import GetSceneGraph
+from rclpy.task import Future
 
 from sg_search.ros.conversions import update_from_msg
+from sg_search.ros.futures import wait_future
 from sg_search.ros.scene_graph_server import UPDATES_QOS
 from sg_search.scene_graph import SceneGraph, SequenceGapError
+from sg_search_interfaces.msg import SceneGraphUpdate
+from sg_search_interfaces.srv import GetSceneGraph
 
 
 class GraphMirror:
@@ -53,17 +55,19 @@ class GraphMirror:
         if not self._client.service_is_ready():
             return
         future = self._client.call_async(GetSceneGraph.Request(since_sequence=0))
-        future.add_done_callback(lambda f: self._on_update(f.result().update) if f.result() else None)
+        future.add_done_callback(self._on_snapshot)
+
+    def _on_snapshot(self, future: Future) -> None:
+        response = future.result()
+        if response is not None:
+            self._on_update(response.update)
 
     def copy(self, wait_s: float = 0.0) -> SceneGraph | None:
         """A private copy of the current graph; None if no graph arrived within ``wait_s``."""
-        if not self._synced and wait_s > 0:
-            if self._client.wait_for_service(timeout_sec=wait_s):
-                done = threading.Event()
-                future = self._client.call_async(GetSceneGraph.Request(since_sequence=0))
-                future.add_done_callback(lambda _: done.set())
-                if done.wait(wait_s) and future.result() is not None:
-                    self._on_update(future.result().update)
+        if not self._synced and wait_s > 0 and self._client.wait_for_service(timeout_sec=wait_s):
+            response = wait_future(self._client.call_async(GetSceneGraph.Request(since_sequence=0)), wait_s)
+            if response is not None:
+                self._on_update(response.update)
         with self._lock:
             if not self._synced:
                 return None

@@ -25,7 +25,9 @@ def declare_config(node: Node, cls: type[T]) -> T:
         if isinstance(default, tuple) and not default:
             param = node.declare_parameter(field.name, Parameter.Type.STRING_ARRAY)
         else:
-            param = node.declare_parameter(field.name, list(default) if isinstance(default, tuple) else default)
+            param = node.declare_parameter(
+                field.name, list(default) if isinstance(default, tuple) else default
+            )
         if param.value is not None:
             values[field.name] = param.value
     try:

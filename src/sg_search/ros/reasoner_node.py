@@ -13,16 +13,17 @@ from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalRespons
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from sg_search_interfaces.action import ExecuteAffordance, SearchObject
-from sg_search_interfaces.msg import TargetScore
-from sg_search_interfaces.srv import SelectTarget
 
 from sg_search.reasoning import Candidate, ReasonerInput, create_reasoner
 from sg_search.ros.conversions import point_to_msg
+from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.params import declare_config
 from sg_search.search import ExecutionReport, SearchError, SearchStep, run_search
 from sg_search.search.config import ReasonerNodeConfig
+from sg_search_interfaces.action import ExecuteAffordance, SearchObject
+from sg_search_interfaces.msg import TargetScore
+from sg_search_interfaces.srv import SelectTarget
 
 
 class ReasonerNode(Node):
@@ -79,9 +80,11 @@ class ReasonerNode(Node):
             handle.abort()
             result.error_code, result.error_msg = SearchError.UNKNOWN_REASONER, str(exc.args[0])
             return result
-        execute = self._execute_candidate if self._executor_client.wait_for_server(
-            timeout_sec=self.config.executor_wait_s
-        ) else None
+        execute = (
+            self._execute_candidate
+            if self._executor_client.wait_for_server(timeout_sec=self.config.executor_wait_s)
+            else None
+        )
         if execute is None:
             self.get_logger().info("no affordance executor running: observe-only search")
         first = [True]
@@ -131,26 +134,30 @@ class ReasonerNode(Node):
             handle.succeed()
         else:
             handle.abort()
-        self.get_logger().info(f"search {goal.query!r}: {outcome.error.name} {outcome.message or outcome.explanation}")
+        self.get_logger().info(
+            f"search {goal.query!r}: {outcome.error.name} {outcome.message or outcome.explanation}"
+        )
         return result
 
     def _execute_candidate(self, candidate: Candidate) -> ExecutionReport:
         goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
-        done = threading.Event()
-        send = self._executor_client.send_goal_async(goal)
-        send.add_done_callback(lambda _: done.set())
-        if not done.wait(10.0) or not send.result().accepted:
+        handle = wait_future(self._executor_client.send_goal_async(goal), self.config.executor_wait_s + 5.0)
+        if handle is None or not handle.accepted:
             return ExecutionReport(False, message=f"executor refused {candidate.node_id}")
-        done.clear()
-        get = send.result().get_result_async()
-        get.add_done_callback(lambda _: done.set())
-        done.wait()
-        res = get.result().result
-        return ExecutionReport(res.error_code == 0, message=res.error_msg)
+        response = wait_future(handle.get_result_async(), self.config.execute_timeout_s)
+        if response is None:
+            handle.cancel_goal_async()
+            return ExecutionReport(False, message=f"executor timed out on {candidate.node_id}")
+        result = response.result
+        return ExecutionReport(result.error_code == 0, message=result.error_msg)
 
-    def _on_select(self, request: SelectTarget.Request, response: SelectTarget.Response) -> SelectTarget.Response:
+    def _on_select(
+        self, request: SelectTarget.Request, response: SelectTarget.Response
+    ) -> SelectTarget.Response:
         try:
-            reasoner = create_reasoner(request.reasoner or self.config.default_reasoner, {"seed": self.config.seed})
+            reasoner = create_reasoner(
+                request.reasoner or self.config.default_reasoner, {"seed": self.config.seed}
+            )
         except KeyError as exc:
             response.success, response.message = False, str(exc.args[0])
             return response

@@ -15,8 +15,6 @@ import threading
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
-from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph
 from std_msgs.msg import Header
 
 from sg_search.ros.conversions import instances_from_msg, node_to_msg, update_to_msg
@@ -27,6 +25,8 @@ from sg_search.scene_graph.observations import integrate_instances
 from sg_search.scene_graph.prior import load_prior
 from sg_search.scene_graph.query import find_nodes
 from sg_search.scene_graph.schema import schema_yaml
+from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
+from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph
 
 UPDATES_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -90,7 +90,9 @@ class SceneGraphServer(Node):
             self._updates.publish(update_to_msg(self.graph.snapshot(), self._header()))
             self._published_sequence = self.graph.sequence
 
-    def _on_get(self, request: GetSceneGraph.Request, response: GetSceneGraph.Response) -> GetSceneGraph.Response:
+    def _on_get(
+        self, request: GetSceneGraph.Request, response: GetSceneGraph.Response
+    ) -> GetSceneGraph.Response:
         with self._lock:
             response.update = update_to_msg(self.graph.updates_since(request.since_sequence), self._header())
         response.success = True
@@ -101,7 +103,9 @@ class SceneGraphServer(Node):
     ) -> QuerySceneGraph.Response:
         try:
             with self._lock:
-                nodes = find_nodes(self.graph, request.text, request.kind, request.room_id, request.max_results)
+                nodes = find_nodes(
+                    self.graph, request.text, request.kind, request.room_id, request.max_results
+                )
         except ValueError as exc:
             response.success, response.message = False, str(exc)
             return response

@@ -1,10 +1,10 @@
 """A small Python client for the ``search`` action, in the manner of nav2_simple_commander.
 
-    client = SearchClient(node)
-    client.wait_until_ready()
-    client.start("find the passport")
-    while not client.is_done(): ...
-    result = client.result()
+client = SearchClient(node)
+client.wait_until_ready()
+client.start("find the passport")
+while not client.is_done(): ...
+result = client.result()
 """
 
 from __future__ import annotations
@@ -14,7 +14,10 @@ from collections.abc import Callable
 from enum import Enum
 
 from rclpy.action import ActionClient
+from rclpy.action.client import ClientGoalHandle
 from rclpy.node import Node
+
+from sg_search.ros.futures import wait_future
 from sg_search_interfaces.action import SearchObject
 
 
@@ -32,7 +35,7 @@ class SearchClient:
 
     def __init__(self, node: Node, action_name: str = "search") -> None:
         self._client = ActionClient(node, SearchObject, action_name)
-        self._handle = None
+        self._handle: ClientGoalHandle | None = None
         self._result: SearchObject.Result | None = None
         self._status = TaskResult.UNKNOWN
         self._done = threading.Event()
@@ -53,7 +56,6 @@ class SearchClient:
         """Send a goal; False if the server rejected it (e.g. another search runs)."""
         self._done.clear()
         self._result, self._status = None, TaskResult.UNKNOWN
-        accepted = threading.Event()
 
         def feedback(msg: SearchObject.Impl.FeedbackMessage) -> None:
             self.feedback.append(msg.feedback)
@@ -61,12 +63,10 @@ class SearchClient:
                 on_feedback(msg.feedback)
 
         goal = SearchObject.Goal(query=query, max_steps=max_steps, reasoner=reasoner, timeout_s=timeout_s)
-        future = self._client.send_goal_async(goal, feedback_callback=feedback)
-        future.add_done_callback(lambda _: accepted.set())
-        if not accepted.wait(30.0):
+        self._handle = wait_future(self._client.send_goal_async(goal, feedback_callback=feedback), 30.0)
+        if self._handle is None:
             raise TimeoutError("search action server did not answer the goal within 30 s")
-        self._handle = future.result()
-        if self._handle is None or not self._handle.accepted:
+        if not self._handle.accepted:
             self._status = TaskResult.FAILED
             self._done.set()
             return False

@@ -23,7 +23,21 @@ _IRREGULAR = {
     "feet": "foot",
 }
 _KEEP = {"glass", "dress", "mattress", "grass", "bus", "lens", "series", "news", "scissors", "pants", "jeans"}
-_REQUEST_WORDS = {"find", "the", "a", "an", "my", "some", "please", "me", "get", "where", "is", "search", "for"}
+_REQUEST_WORDS = {
+    "find",
+    "the",
+    "a",
+    "an",
+    "my",
+    "some",
+    "please",
+    "me",
+    "get",
+    "where",
+    "is",
+    "search",
+    "for",
+}
 
 
 def singular(word: str) -> str:

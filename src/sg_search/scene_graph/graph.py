@@ -104,25 +104,6 @@ class SceneGraph:
             if d["data"].kind == EdgeKind.HIERARCHY
         ]
 
-    def to_networkx(self) -> nx.MultiDiGraph:
-        """A copy as a plain networkx graph with flat attributes (for code-writing reasoners)."""
-        copy = nx.MultiDiGraph()
-        for node in self.nodes():
-            copy.add_node(
-                node.id,
-                layer=node.layer.name.lower(),
-                kind=node.kind,
-                category=node.category,
-                position=node.position,
-                room=node.room_id,
-                state=node.state.name.lower(),
-                affordances=[a.name.lower() for a in type(node.affordances) if a and a in node.affordances],
-                confidence=node.confidence,
-            )
-        for edge in self.edges():
-            copy.add_edge(edge.source, edge.target, key=edge.relation, kind=edge.kind.name.lower())
-        return copy
-
     # ------------------------------------------------------------------ writing
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -254,9 +235,7 @@ class SceneGraph:
         horizon = self._sequence - self.history_limit
         if horizon <= self._oldest_incremental:
             return
-        self._node_changed = {
-            k: s for k, s in self._node_changed.items() if s > horizon or k in self._graph
-        }
+        self._node_changed = {k: s for k, s in self._node_changed.items() if s > horizon or k in self._graph}
         self._edge_changed = {
             k: s
             for k, s in self._edge_changed.items()

@@ -80,20 +80,22 @@ def integrate_instances(
     """
     params = params or IntegrationParams()
     prepared = [_validated(instance) for instance in instances]
+    for instance, _ in prepared:
+        old = graph.get(instance.instance_id)
+        if old is not None and old.kind not in ("object", "container"):
+            raise ValueError(f"instance id {instance.instance_id!r} collides with a {old.kind} node")
     rooms = graph.nodes(layer=Layer.ROOM)
     containers = [n for n in graph.nodes(kind="container") if n.bbox is not None]
     result = IntegrationResult()
     with graph.transaction():
         for instance_id in removed_instance_ids:
-            if graph.get(instance_id) is not None and graph.node(instance_id).kind == "object":
+            node = graph.get(instance_id)
+            # Only perceived nodes (observation_count > 0) are perception's to remove, not a prior's.
+            if node is not None and node.kind in ("object", "container") and node.observation_count > 0:
                 graph.remove_node(instance_id)
                 result.removed.append(instance_id)
         for instance, category in prepared:
             old = graph.get(instance.instance_id)
-            if old is not None and old.kind not in ("object", "container"):
-                raise ValueError(
-                    f"instance id {instance.instance_id!r} collides with a {old.kind} node"
-                )
             node = _node_for(instance, category, old, frame_index, rooms, containers, graph, params)
             if graph.upsert_node(node):
                 (result.updated if old else result.added).append(node.id)

@@ -22,7 +22,7 @@ def schema_yaml() -> str:
             "confidence": "belief in the category, 0..1",
             "parent_id": "parent in the hierarchy",
             "room_id": "room the node lies in, '' if unknown",
-            "affordances": [a.name.lower() for a in Affordance if a],
+            "affordances": [str(a.name).lower() for a in Affordance if a],
             "state": [s.name.lower() for s in NodeState],
             "observation_count": "RGB-D frames that observed the node",
         },

@@ -19,6 +19,7 @@ class ReasonerNodeConfig:
     min_confidence: float = 0.5
     executor_action: str = "execute_affordance"
     executor_wait_s: float = 0.5
+    execute_timeout_s: float = 300.0
     graph_wait_s: float = 5.0
 
     def search_params(self, max_steps: int = 0, timeout_s: float = 0.0) -> SearchParams:

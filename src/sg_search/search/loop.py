@@ -140,7 +140,9 @@ def run_search(
             found = hits[0]
             outcome.error, outcome.found = SearchError.NONE, found
             where = f" in {found.room_id}" if found.room_id else ""
-            parent = f", {_relation(graph, found)} {found.parent_id}" if found.parent_id != found.room_id else ""
+            parent = (
+                f", {_relation(graph, found)} {found.parent_id}" if found.parent_id != found.room_id else ""
+            )
             outcome.explanation = (
                 f"found {found.category} ({found.id}){where}{parent} with confidence "
                 f"{found.confidence:.2f} after {step} steps"
@@ -154,7 +156,11 @@ def run_search(
                 outcome.error = SearchError.NO_REACHABLE_TARGETS
                 outcome.message = f"no {category!r} in the graph and nothing left to explore"
                 return outcome
-            report(SearchStep(step, "reason", explanation="waiting for perception", path_length=outcome.path_length))
+            report(
+                SearchStep(
+                    step, "reason", explanation="waiting for perception", path_length=outcome.path_length
+                )
+            )
         else:
             outcome.explanation = decision.explanation
             report(SearchStep(step, "reason", best.node_id, best.utility, best.reason, outcome.path_length))
@@ -165,7 +171,9 @@ def run_search(
         outcome.path_length += result.path_length
         if not result.success:
             rejected.add(best.node_id)
-            report(SearchStep(step, "recover", best.node_id, best.utility, result.message, outcome.path_length))
+            report(
+                SearchStep(step, "recover", best.node_id, best.utility, result.message, outcome.path_length)
+            )
     outcome.error = SearchError.NOT_FOUND
     outcome.message = f"no {category!r} found within {params.max_steps} steps"
     return outcome

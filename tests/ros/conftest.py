@@ -1,0 +1,91 @@
+"""Fixtures for tests over real DDS (loopback, a domain per xdist worker; see tests/conftest.py)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+rclpy = pytest.importorskip("rclpy", reason="pip-only ROS 2 not installed (run scripts/bootstrap.sh)")
+
+from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.node import Node  # noqa: E402
+
+from sg_search.config import default_params_file  # noqa: E402
+
+BIN = Path(sys.prefix) / "bin"
+
+
+@pytest.fixture
+def ros_node() -> Iterator[Node]:
+    """An rclpy node in its own context, spun in the background."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = Node("test_client", context=context)
+    executor = MultiThreadedExecutor(context=context)
+    executor.add_node(node)
+    thread = threading.Thread(target=executor.spin, daemon=True)
+    thread.start()
+    yield node
+    executor.shutdown()
+    node.destroy_node()
+    rclpy.shutdown(context=context)
+    thread.join(timeout=5)
+
+
+class NodeProcess:
+    """A node executable in its own process; stopped with SIGINT, killed if it hangs."""
+
+    def __init__(self, executable: str, *ros_args: str) -> None:
+        command = [
+            str(BIN / executable),
+            "--ros-args",
+            "--params-file",
+            str(default_params_file()),
+            *ros_args,
+        ]
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ)
+        )
+
+    def stop(self) -> str:
+        if self.process.poll() is None:
+            self.process.send_signal(2)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        out = self.process.stdout.read() if self.process.stdout else ""
+        return out
+
+
+@pytest.fixture
+def start_node() -> Iterator[type[NodeProcess]]:
+    started: list[NodeProcess] = []
+
+    def start(executable: str, *ros_args: str) -> NodeProcess:
+        proc = NodeProcess(executable, *ros_args)
+        started.append(proc)
+        time.sleep(0.1)
+        assert proc.process.poll() is None, proc.stop()
+        return proc
+
+    yield start  # type: ignore[misc]
+    for proc in started:
+        proc.stop()
+
+
+def wait_for(predicate, timeout: float = 20.0, period: float = 0.05) -> bool:  # type: ignore[no-untyped-def]
+    """Poll ``predicate`` until true or ``timeout`` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(period)
+    return False

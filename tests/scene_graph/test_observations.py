@@ -1,0 +1,85 @@
+from __future__ import annotations
+
+import pytest
+
+from sg_search.scene_graph import Affordance, Box3D, EdgeKind, NodeState, SceneGraph
+from sg_search.scene_graph.observations import IntegrationParams, ObjectInstance, integrate_instances
+
+PARAMS = IntegrationParams(openable_categories=("fridge", "nightstand", "cabinet"))
+
+
+def _inst(i: str, cat: str, xyz: tuple[float, float, float], conf: float = 0.9) -> ObjectInstance:
+    return ObjectInstance(i, cat, conf, xyz)
+
+
+def test_instances_get_room_and_container_parents(two_rooms: SceneGraph) -> None:
+    integrate_instances(
+        two_rooms,
+        1,
+        [
+            _inst("p", "passports", (7.5, 0.5, 0.2)),
+            _inst("m", "mug", (7.5, 0.5, 0.62)),
+            _inst("s", "shoe", (2.0, 1.0, 0.05)),
+        ],
+        params=PARAMS,
+    )
+    passport = two_rooms.node("p")
+    assert passport.category == "passport"
+    assert passport.room_id == "bedroom_0" and passport.parent_id == "nightstand_0"
+    relations = {(e.source, e.relation) for e in two_rooms.edges(EdgeKind.SPATIAL)}
+    assert ("p", "inside") in relations and ("m", "on") in relations
+    assert two_rooms.node("s").parent_id == "kitchen_0"
+
+
+def test_one_frame_is_one_sequence_number_and_frame_ids_are_bounded(two_rooms: SceneGraph) -> None:
+    two_rooms.max_frame_ids = 3
+    for frame in range(1, 6):
+        before = two_rooms.sequence
+        integrate_instances(
+            two_rooms,
+            frame,
+            [_inst("a", "mug", (1.0, 1.0, 0.5)), _inst("b", "cup", (1.5, 1.0, 0.5))],
+            params=PARAMS,
+        )
+        assert two_rooms.sequence == before + 1
+    assert two_rooms.node("a").frame_ids == (3, 4, 5)
+
+
+def test_moving_object_changes_relation(two_rooms: SceneGraph) -> None:
+    integrate_instances(two_rooms, 1, [_inst("m", "mug", (7.5, 0.5, 0.62))], params=PARAMS)
+    integrate_instances(two_rooms, 2, [_inst("m", "mug", (7.5, 0.5, 0.2))], params=PARAMS)
+    spatial = [e for e in two_rooms.edges(EdgeKind.SPATIAL) if e.source == "m"]
+    assert [e.relation for e in spatial] == ["inside"]
+    integrate_instances(two_rooms, 3, [_inst("m", "mug", (2.0, 2.0, 0.5))], params=PARAMS)
+    assert [e for e in two_rooms.edges(EdgeKind.SPATIAL) if e.source == "m"] == []
+    assert two_rooms.node("m").parent_id == "kitchen_0"
+
+
+def test_openable_category_becomes_closed_container(two_rooms: SceneGraph) -> None:
+    box = Box3D((1.0, 0.5, 0.45), (0.6, 0.5, 0.9))
+    integrate_instances(two_rooms, 1, [ObjectInstance("c", "Cabinets", 0.8, box.center, box)], params=PARAMS)
+    cabinet = two_rooms.node("c")
+    assert cabinet.kind == "container" and cabinet.state == NodeState.CLOSED
+    assert cabinet.affordances & Affordance.OPENABLE
+
+
+def test_bad_instance_leaves_graph_unchanged(two_rooms: SceneGraph) -> None:
+    before = (two_rooms.sequence, len(two_rooms))
+    with pytest.raises(ValueError, match=r"'bad'.*confidence"):
+        integrate_instances(
+            two_rooms, 1, [_inst("ok", "mug", (1, 1, 1)), _inst("bad", "mug", (1, 1, 1), 3.0)]
+        )
+    with pytest.raises(ValueError, match=r"'nan'.*not finite"):
+        integrate_instances(two_rooms, 1, [_inst("nan", "mug", (float("nan"), 1, 1))])
+    with pytest.raises(ValueError, match="collides with a room"):
+        integrate_instances(
+            two_rooms, 1, [_inst("ok", "mug", (1, 1, 1)), _inst("kitchen_0", "mug", (1, 1, 1))]
+        )
+    assert (two_rooms.sequence, len(two_rooms)) == before
+
+
+def test_removed_instances_leave_the_graph(two_rooms: SceneGraph) -> None:
+    integrate_instances(two_rooms, 1, [_inst("a", "mug", (1.0, 1.0, 0.5))])
+    result = integrate_instances(two_rooms, 2, [], removed_instance_ids=["a", "kitchen_0"])
+    assert result.removed == ["a"]
+    assert "a" not in two_rooms and "kitchen_0" in two_rooms

@@ -1,0 +1,134 @@
+from __future__ import annotations
+
+import itertools
+
+from sg_search.reasoning import Candidate, create_reasoner
+from sg_search.scene_graph import SceneGraph
+from sg_search.scene_graph.observations import ObjectInstance, integrate_instances
+from sg_search.scene_graph.prior import add_prior
+from sg_search.search import ExecutionReport, SearchError, SearchParams, run_search
+
+
+def _house() -> SceneGraph:
+    return add_prior(
+        {
+            "rooms": [
+                {"id": "k", "category": "kitchen", "center": [0, 0, 1], "size": [4, 4, 2]},
+                {
+                    "id": "b",
+                    "category": "bedroom",
+                    "center": [4, 0, 1],
+                    "size": [4, 4, 2],
+                    "state": "unexplored",
+                },
+            ],
+            "furniture": [
+                {
+                    "id": "drawer",
+                    "category": "drawer",
+                    "room": "k",
+                    "center": [1, 1, 0.4],
+                    "size": [0.5, 0.5, 0.8],
+                    "affordances": ["openable"],
+                    "state": "closed",
+                }
+            ],
+        },
+        SceneGraph(),
+    )
+
+
+def _no_sleep(_: float) -> None:
+    pass
+
+
+def test_observe_only_search_finds_object_when_perception_reports_it() -> None:
+    graph = _house()
+    calls = itertools.count()
+
+    def read_graph() -> SceneGraph:
+        if next(calls) == 3:
+            integrate_instances(graph, 1, [ObjectInstance("p", "passport", 0.8, (1.0, 1.0, 0.2))])
+        return graph
+
+    steps = []
+    outcome = run_search(
+        "find the passport",
+        create_reasoner("random"),
+        read_graph,
+        params=SearchParams(max_steps=10),
+        on_step=steps.append,
+        sleep=_no_sleep,
+    )
+    assert outcome.success and outcome.found is not None and outcome.found.id == "p"
+    assert outcome.steps == 4
+    assert "inside drawer" in outcome.explanation
+    assert [s.phase for s in steps] == ["reason", "reason", "reason", "verify"]
+    assert {s.target_node_id for s in steps[:3]} <= {"drawer", "b"}
+
+
+def test_low_confidence_detection_is_not_a_find() -> None:
+    graph = _house()
+    integrate_instances(graph, 1, [ObjectInstance("p", "passport", 0.3, (1.0, 1.0, 0.2))])
+    outcome = run_search(
+        "passport",
+        create_reasoner("random"),
+        lambda: graph,
+        params=SearchParams(max_steps=3, min_confidence=0.5),
+        sleep=_no_sleep,
+    )
+    assert outcome.error == SearchError.NOT_FOUND and outcome.steps == 3
+
+
+def test_executor_failures_are_rejected_then_no_targets_left() -> None:
+    graph = _house()
+    tried: list[str] = []
+
+    def execute(candidate: Candidate) -> ExecutionReport:
+        tried.append(candidate.node_id)
+        return ExecutionReport(False, 1.5, "door jammed")
+
+    outcome = run_search(
+        "passport",
+        create_reasoner("random"),
+        lambda: graph,
+        execute=execute,
+        params=SearchParams(max_steps=10),
+        sleep=_no_sleep,
+    )
+    assert sorted(tried) == ["b", "drawer"]
+    assert outcome.error == SearchError.NO_REACHABLE_TARGETS
+    assert outcome.path_length == 3.0
+
+
+def test_invalid_query_cancel_timeout_and_missing_graph() -> None:
+    reasoner = create_reasoner("random")
+    graph = _house()
+    assert run_search("find the", reasoner, lambda: graph).error == SearchError.INVALID_QUERY
+    assert run_search("mug", reasoner, lambda: graph, should_stop=lambda: True).error == SearchError.CANCELED
+    assert run_search("mug", reasoner, lambda: None).error == SearchError.GRAPH_UNAVAILABLE
+    clock = itertools.count(0.0, 10.0)
+    timed = run_search(
+        "mug",
+        reasoner,
+        lambda: graph,
+        params=SearchParams(timeout_s=25.0),
+        clock=lambda: next(clock),
+        sleep=_no_sleep,
+    )
+    assert timed.error == SearchError.TIMEOUT
+
+
+def test_random_reasoner_is_reproducible_and_unknown_names_are_listed() -> None:
+    graph = _house()
+    from sg_search.reasoning import ReasonerInput
+
+    a = create_reasoner("random", {"seed": 5}).decide(ReasonerInput(graph, "mug"))
+    b = create_reasoner("random", {"seed": 5}).decide(ReasonerInput(graph, "mug"))
+    assert a == b and {c.node_id for c in a.ranked} == {"b", "drawer"}
+    try:
+        create_reasoner("oracle")
+    except KeyError as exc:
+        assert "random" in str(exc)
+    else:
+        raise AssertionError("unknown reasoner accepted")

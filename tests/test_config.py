@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from sg_search.config import ConfigError, default_params_file, from_params, load_node_params
+from sg_search.scene_graph.config import SceneGraphServerConfig
+from sg_search.search.config import ReasonerNodeConfig
+
+NODE_CONFIGS = {"scene_graph_server": SceneGraphServerConfig, "reasoner": ReasonerNodeConfig}
+
+
+@pytest.mark.parametrize("node_name", sorted(NODE_CONFIGS))
+def test_shipped_yaml_and_config_classes_agree(node_name: str) -> None:
+    cls = NODE_CONFIGS[node_name]
+    params = load_node_params(default_params_file(), node_name)
+    assert set(params) == {f.name for f in dataclasses.fields(cls)}
+    from_params(cls, params)  # types match
+
+
+def test_node_section_overrides_wildcard(tmp_path: Path) -> None:
+    path = tmp_path / "p.yaml"
+    path.write_text(
+        "/**:\n  ros__parameters:\n    seed: 1\n    max_steps: 9\n"
+        "reasoner:\n  ros__parameters:\n    seed: 7\n    nested: {a: 1}\n"
+    )
+    params = load_node_params(path, "reasoner")
+    assert params == {"seed": 7, "max_steps": 9, "nested.a": 1}
+    config = from_params(ReasonerNodeConfig, params)
+    assert (config.seed, config.max_steps) == (7, 9)
+
+
+def test_wrong_types_and_files_are_named(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="'max_steps' must be int"):
+        from_params(ReasonerNodeConfig, {"max_steps": "many"})
+    with pytest.raises(ConfigError, match="not found"):
+        load_node_params(tmp_path / "missing.yaml", "reasoner")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("reasoner: {seed: 1}\n")
+    with pytest.raises(ConfigError, match="ros__parameters"):
+        load_node_params(bad, "reasoner")

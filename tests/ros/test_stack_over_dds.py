@@ -8,17 +8,17 @@ import threading
 from typing import Any
 
 import pytest
+from conftest import wait_for
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
+from sg_search_interfaces.srv import GetSceneGraph, QuerySceneGraph, SelectTarget
 from std_msgs.msg import Header
 
-from conftest import wait_for
 from sg_search.config import package_share
 from sg_search.ros.conversions import instances_to_msg
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph.observations import ObjectInstance
-from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
-from sg_search_interfaces.srv import GetSceneGraph, QuerySceneGraph, SelectTarget
 
 pytestmark = pytest.mark.ros
 SCENE = package_share() / "config" / "demo" / "apartment.yaml"

@@ -5,6 +5,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from geometry_msgs.msg import Point, Vector3
+from sg_search_interfaces.msg import Box3D as Box3DMsg
+from sg_search_interfaces.msg import (
+    ObjectObservation,
+    ObjectObservationArray,
+    SceneGraphUpdate,
+)
+from sg_search_interfaces.msg import (
+    SceneEdge as SceneEdgeMsg,
+)
+from sg_search_interfaces.msg import (
+    SceneNode as SceneNodeMsg,
+)
 from std_msgs.msg import Header
 
 from sg_search.scene_graph import (
@@ -20,18 +32,6 @@ from sg_search.scene_graph import (
 )
 from sg_search.scene_graph.model import Vec3
 from sg_search.scene_graph.observations import ObjectInstance
-from sg_search_interfaces.msg import Box3D as Box3DMsg
-from sg_search_interfaces.msg import (
-    ObjectObservation,
-    ObjectObservationArray,
-    SceneGraphUpdate,
-)
-from sg_search_interfaces.msg import (
-    SceneEdge as SceneEdgeMsg,
-)
-from sg_search_interfaces.msg import (
-    SceneNode as SceneNodeMsg,
-)
 
 _ZERO_BOX = Box3DMsg()
 

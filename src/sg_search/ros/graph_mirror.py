@@ -6,13 +6,13 @@ import threading
 
 from rclpy.node import Node
 from rclpy.task import Future
+from sg_search_interfaces.msg import SceneGraphUpdate
+from sg_search_interfaces.srv import GetSceneGraph
 
 from sg_search.ros.conversions import update_from_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.scene_graph_server import UPDATES_QOS
 from sg_search.scene_graph import SceneGraph, SequenceGapError
-from sg_search_interfaces.msg import SceneGraphUpdate
-from sg_search_interfaces.srv import GetSceneGraph
 
 
 class GraphMirror:

@@ -7,11 +7,11 @@ Parameters: ``replay_file`` (YAML, see sg_search.perception.replay), ``frame_id`
 from __future__ import annotations
 
 from rclpy.node import Node
+from sg_search_interfaces.msg import ObjectObservationArray
 from std_msgs.msg import Header
 
 from sg_search.perception.replay import load_replay
 from sg_search.ros.conversions import instances_to_msg
-from sg_search_interfaces.msg import ObjectObservationArray
 
 
 class ObservationReplay(Node):

@@ -13,6 +13,9 @@ from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalRespons
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
+from sg_search_interfaces.action import ExecuteAffordance, SearchObject
+from sg_search_interfaces.msg import TargetScore
+from sg_search_interfaces.srv import SelectTarget
 
 from sg_search.reasoning import Candidate, ReasonerInput, create_reasoner
 from sg_search.ros.conversions import point_to_msg
@@ -21,9 +24,6 @@ from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.params import declare_config
 from sg_search.search import ExecutionReport, SearchError, SearchStep, run_search
 from sg_search.search.config import ReasonerNodeConfig
-from sg_search_interfaces.action import ExecuteAffordance, SearchObject
-from sg_search_interfaces.msg import TargetScore
-from sg_search_interfaces.srv import SelectTarget
 
 
 class ReasonerNode(Node):

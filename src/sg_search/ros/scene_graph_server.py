@@ -15,6 +15,8 @@ import threading
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
+from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph
 from std_msgs.msg import Header
 
 from sg_search.ros.conversions import instances_from_msg, node_to_msg, update_to_msg
@@ -25,8 +27,6 @@ from sg_search.scene_graph.observations import integrate_instances
 from sg_search.scene_graph.prior import load_prior
 from sg_search.scene_graph.query import find_nodes
 from sg_search.scene_graph.schema import schema_yaml
-from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
-from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph
 
 UPDATES_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 

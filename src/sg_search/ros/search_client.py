@@ -16,9 +16,9 @@ from enum import Enum
 from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.node import Node
+from sg_search_interfaces.action import SearchObject
 
 from sg_search.ros.futures import wait_future
-from sg_search_interfaces.action import SearchObject
 
 
 class TaskResult(Enum):

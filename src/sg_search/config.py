@@ -24,18 +24,17 @@ class ConfigError(ValueError):
 def package_share() -> Path:
     """Directory that holds ``config/`` and ``launch/`` for this installation.
 
-    Non-editable pip and colcon installs put them under ``<prefix>/share/sg_search``;
-    a source checkout has them at the repository root.
+    An installed package (pip into a venv, colcon into ``install/sg_search``) lives in
+    ``<prefix>/lib/pythonX.Y/site-packages/sg_search`` with its data in
+    ``<prefix>/share/sg_search``; a source checkout has them at the repository root.
     """
-    import sys
-
-    installed = Path(sys.prefix) / "share" / "sg_search"
-    if (installed / "config").is_dir():
-        return installed
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "config").is_dir():
-        return checkout
-    raise ConfigError(f"cannot find sg_search's config/: looked in {installed} and {checkout}")
+    here = Path(__file__).resolve().parent
+    prefix_share = here.parents[3] / "share" / "sg_search" if len(here.parents) > 3 else here
+    candidates = (prefix_share, here.parents[1])
+    for candidate in candidates:
+        if (candidate / "config" / "sg_search.yaml").is_file():
+            return candidate
+    raise ConfigError(f"cannot find sg_search's config/: looked in {', '.join(map(str, candidates))}")
 
 
 def default_params_file() -> Path:

@@ -17,9 +17,15 @@ rclpy = pytest.importorskip("rclpy", reason="pip-only ROS 2 not installed (run s
 from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
-from sg_search.config import default_params_file  # noqa: E402
+from sg_search.config import default_params_file, package_share  # noqa: E402
 
-BIN = Path(sys.prefix) / "bin"
+
+def executable(name: str) -> str:
+    """A node executable: ``<prefix>/lib/sg_search`` (colcon) or the venv's ``bin`` (pip)."""
+    for directory in (package_share().parents[1] / "lib" / "sg_search", Path(sys.prefix) / "bin"):
+        if (directory / name).is_file():
+            return str(directory / name)
+    raise FileNotFoundError(f"node executable {name!r} is not installed")
 
 
 @pytest.fixture
@@ -42,9 +48,9 @@ def ros_node() -> Iterator[Node]:
 class NodeProcess:
     """A node executable in its own process; stopped with SIGINT, killed if it hangs."""
 
-    def __init__(self, executable: str, *ros_args: str) -> None:
+    def __init__(self, name: str, *ros_args: str) -> None:
         command = [
-            str(BIN / executable),
+            executable(name),
             "--ros-args",
             "--params-file",
             str(default_params_file()),

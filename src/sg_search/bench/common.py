@@ -64,6 +64,7 @@ Benchmark = Callable[[BenchOptions], BenchReport]
 _BENCHMARKS: dict[str, tuple[str, str]] = {
     # name: (module, one-line description)
     "graph-updates": ("sg_search.bench.graph_updates", "scene-graph integration and incremental updates"),
+    "dds-images": ("sg_search.bench.dds_images", "640x480 RGB-D at 30 Hz across processes (needs ROS)"),
 }
 
 

@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
-from sg_search.config import ConfigError, from_params
+from sg_search.config import from_params
 
 T = TypeVar("T")
 
@@ -16,7 +16,8 @@ T = TypeVar("T")
 def declare_config(node: Node, cls: type[T]) -> T:
     """Declare one parameter per field of ``cls`` (defaults from the dataclass), return the values.
 
-    Wrong types in a params file raise :class:`ConfigError` naming the node and parameter.
+    Wrong types in a params file raise :class:`sg_search.config.ConfigError` naming the
+    node and the parameter.
     """
     defaults = cls()
     values: dict[str, Any] = {}
@@ -30,7 +31,4 @@ def declare_config(node: Node, cls: type[T]) -> T:
             )
         if param.value is not None:
             values[field.name] = param.value
-    try:
-        return from_params(cls, values, source=f"node '{node.get_name()}'")
-    except ConfigError:
-        raise
+    return from_params(cls, values, source=f"node '{node.get_name()}'")

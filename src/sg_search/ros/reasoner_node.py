@@ -87,12 +87,7 @@ class ReasonerNode(Node):
         )
         if execute is None:
             self.get_logger().info("no affordance executor running: observe-only search")
-        first = [True]
-
-        def read_graph():  # type: ignore[no-untyped-def]
-            wait = self.config.graph_wait_s if first[0] else 0.0
-            first[0] = False
-            return self._mirror.copy(wait_s=wait)
+        self._mirror.copy(wait_s=self.config.graph_wait_s)  # sync once; later steps read at once
 
         def on_step(step: SearchStep) -> None:
             handle.publish_feedback(
@@ -109,7 +104,7 @@ class ReasonerNode(Node):
         outcome = run_search(
             goal.query,
             reasoner,
-            read_graph,
+            self._mirror.copy,
             params=self.config.search_params(goal.max_steps, goal.timeout_s),
             execute=execute,
             on_step=on_step,

@@ -3,6 +3,7 @@
 Topics (relative, so a launch file can namespace them):
   sub ``observations`` (ObjectObservationArray)   perception's fused instances, frame ``map``
   pub ``scene_graph/updates`` (SceneGraphUpdate)   incremental per change, full periodically
+  pub ``scene_graph/markers`` (MarkerArray)        rviz view, at most every ``markers_period_s``
 Services:
   ``scene_graph/get`` (GetSceneGraph)  snapshot or changes since a sequence
   ``scene_graph/query`` (QuerySceneGraph)
@@ -12,21 +13,26 @@ Services:
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
 from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph
 from std_msgs.msg import Header
+from visualization_msgs.msg import MarkerArray
 
 from sg_search.ros.conversions import instances_from_msg, node_to_msg, update_to_msg
+from sg_search.ros.markers import graph_markers
 from sg_search.ros.params import declare_config
 from sg_search.scene_graph import SceneGraph
+from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
-from sg_search.scene_graph.observations import integrate_instances
+from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.prior import load_prior
 from sg_search.scene_graph.query import find_nodes
 from sg_search.scene_graph.schema import schema_yaml
+from sg_search.scene_graph.serialization import load_snapshot, save_snapshot
 
 UPDATES_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 
@@ -39,14 +45,22 @@ class SceneGraphServer(Node):
         self.config = declare_config(self, SceneGraphServerConfig)
         self.graph = SceneGraph(self.config.history_limit, self.config.max_frame_ids)
         self._lock = threading.Lock()
-        if self.config.prior_scene_file:
-            load_prior(self.config.prior_scene_file, self.graph)
-            self.get_logger().info(
-                f"loaded prior scene {self.config.prior_scene_file}: {len(self.graph)} nodes"
-            )
-        self._integration = self.config.integration()
+        self._load_initial_graph()
+        self.builder = SceneGraphBuilder(
+            self.graph,
+            self.config.builder(),
+            load_related_pairs(self.config.related_categories_file or None),
+        )
+        self.builder.refresh()
         self._published_sequence = 0
+        self._saved_sequence = self.graph.sequence
         self._updates = self.create_publisher(SceneGraphUpdate, "scene_graph/updates", UPDATES_QOS)
+        self._markers = self.create_publisher(MarkerArray, "scene_graph/markers", 1)
+        self._markers_sequence = -1
+        if self.config.markers_period_s > 0:
+            self.create_timer(self.config.markers_period_s, self._publish_markers)
+        if self.config.snapshot_file and self.config.snapshot_period_s > 0:
+            self.create_timer(self.config.snapshot_period_s, self.save)
         self.create_subscription(ObjectObservationArray, "observations", self._on_observations, 10)
         self.create_service(GetSceneGraph, "scene_graph/get", self._on_get)
         self.create_service(QuerySceneGraph, "scene_graph/query", self._on_query)
@@ -54,6 +68,46 @@ class SceneGraphServer(Node):
         if self.config.full_update_period_s > 0:
             self.create_timer(self.config.full_update_period_s, self._publish_full)
         self._publish_full()
+
+    def _load_initial_graph(self) -> None:
+        """Continue from the snapshot file if there is one, else start from the prior (if any)."""
+        snapshot = Path(self.config.snapshot_file) if self.config.snapshot_file else None
+        if snapshot is not None and snapshot.is_file():
+            load_snapshot(snapshot, self.graph)
+            self.get_logger().info(
+                f"restored {len(self.graph)} nodes (sequence {self.graph.sequence}) from {snapshot}"
+            )
+        elif self.config.prior_scene_file:
+            load_prior(self.config.prior_scene_file, self.graph)
+            self.get_logger().info(
+                f"loaded prior scene {self.config.prior_scene_file}: {len(self.graph)} nodes"
+            )
+
+    def save(self) -> None:
+        """Write the snapshot file (atomically) if the graph changed since the last save."""
+        if not self.config.snapshot_file:
+            return
+        with self._lock:
+            if self.graph.sequence == self._saved_sequence:
+                return
+            save_snapshot(self.graph, self.config.snapshot_file)
+            self._saved_sequence = self.graph.sequence
+
+    def destroy_node(self) -> None:
+        """Save the snapshot before going away."""
+        try:
+            self.save()
+        except OSError as exc:
+            self.get_logger().error(f"could not save snapshot: {exc}")
+        super().destroy_node()
+
+    def _publish_markers(self) -> None:
+        if self._markers.get_subscription_count() == 0 or self._markers_sequence == self.graph.sequence:
+            return
+        with self._lock:
+            markers = graph_markers(self.graph, self.config.frame_id, self.get_clock().now().to_msg())
+            self._markers_sequence = self.graph.sequence
+        self._markers.publish(markers)
 
     def _header(self) -> Header:
         return Header(stamp=self.get_clock().now().to_msg(), frame_id=self.config.frame_id)
@@ -66,13 +120,7 @@ class SceneGraphServer(Node):
             return
         with self._lock:
             try:
-                integrate_instances(
-                    self.graph,
-                    msg.frame_index,
-                    instances_from_msg(msg),
-                    msg.removed_instance_ids,
-                    self._integration,
-                )
+                self.builder.integrate(msg.frame_index, instances_from_msg(msg), msg.removed_instance_ids)
             except (ValueError, KeyError) as exc:
                 self.get_logger().error(f"frame {msg.frame_index} rejected, graph unchanged: {exc}")
                 return

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sg_search.scene_graph.builder import BuilderParams
 from sg_search.scene_graph.observations import IntegrationParams
+from sg_search.scene_graph.relations import RelationParams
 
 
 @dataclass(frozen=True)
@@ -16,16 +18,32 @@ class SceneGraphServerConfig:
     history_limit: int = 10_000
     max_frame_ids: int = 16
     full_update_period_s: float = 5.0
+    markers_period_s: float = 1.0
     container_margin: float = 0.05
     on_top_tolerance: float = 0.05
     openable_categories: tuple[str, ...] = ("cabinet", "fridge", "drawer", "wardrobe", "dishwasher", "oven")
     receptacle_categories: tuple[str, ...] = ("table", "counter", "shelf", "desk", "bed", "sofa")
+    next_to_distance: float = 0.8
+    vertical_gap: float = 0.05
+    max_wall_angle_deg: float = 15.0
+    group_radius: float = 1.5
+    related_categories_file: str = ""
+    snapshot_file: str = ""
+    snapshot_period_s: float = 10.0
 
-    def integration(self) -> IntegrationParams:
-        """The part of the config that governs :func:`integrate_instances`."""
-        return IntegrationParams(
-            container_margin=self.container_margin,
-            on_top_tolerance=self.on_top_tolerance,
-            openable_categories=self.openable_categories,
-            receptacle_categories=self.receptacle_categories,
+    def builder(self) -> BuilderParams:
+        """The parameters of :class:`SceneGraphBuilder`."""
+        return BuilderParams(
+            integration=IntegrationParams(
+                container_margin=self.container_margin,
+                on_top_tolerance=self.on_top_tolerance,
+                openable_categories=self.openable_categories,
+                receptacle_categories=self.receptacle_categories,
+            ),
+            relations=RelationParams(
+                next_to_distance=self.next_to_distance,
+                vertical_gap=self.vertical_gap,
+                max_wall_angle_deg=self.max_wall_angle_deg,
+            ),
+            group_radius=self.group_radius,
         )

@@ -65,6 +65,13 @@ class EdgeOrigin(IntEnum):
 NODE_KINDS = ("root", "building", "room", "region", "frontier", "door", "object", "container", "group")
 
 
+def _vec3(values: tuple[float, ...], what: str) -> Vec3:
+    """Three floats (ints and numpy scalars become float, so equal values compare and serialise equal)."""
+    if len(values) != 3:
+        raise ValueError(f"{what} needs 3 numbers, got {values!r}")
+    return (float(values[0]), float(values[1]), float(values[2]))
+
+
 @dataclass(frozen=True)
 class Box3D:
     """Axis-aligned box: ``center`` and full ``size`` along x, y, z [m], ``map`` frame."""
@@ -73,6 +80,8 @@ class Box3D:
     size: Vec3
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "center", _vec3(self.center, "Box3D.center"))
+        object.__setattr__(self, "size", _vec3(self.size, "Box3D.size"))
         if any(s < 0.0 for s in self.size):
             raise ValueError(f"Box3D size must be non-negative, got {self.size}")
 
@@ -127,6 +136,8 @@ class SceneNode:
     def __post_init__(self) -> None:
         if not self.id:
             raise ValueError("SceneNode.id must not be empty")
+        object.__setattr__(self, "position", _vec3(self.position, f"SceneNode {self.id!r} position"))
+        object.__setattr__(self, "confidence", float(self.confidence))
         if self.kind not in NODE_KINDS:
             raise ValueError(f"SceneNode {self.id!r}: kind {self.kind!r} is not one of {NODE_KINDS}")
         if not 0.0 <= self.confidence <= 1.0:

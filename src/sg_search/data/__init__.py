@@ -1,0 +1,1 @@
+"""Small data files shipped with the package (loaded with importlib.resources)."""

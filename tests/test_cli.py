@@ -29,7 +29,8 @@ def test_pending_subcommands_say_so_and_fail() -> None:
 def test_graph_schema_is_yaml_with_node_kinds() -> None:
     result = _run("graph", "schema")
     schema = yaml.safe_load(result.stdout)
-    assert "container" in schema["node"]["kind"] and "frontier" in schema["node"]["kind"]
+    assert {"container", "frontier", "room"} <= set(schema["node_kinds"])
+    assert "metres" in schema["node"]["position"]
 
 
 def test_bench_writes_json_with_rates_in_unit_interval(tmp_path: Path) -> None:

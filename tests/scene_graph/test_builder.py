@@ -109,8 +109,9 @@ def test_long_edges_one_call_per_frame_pruned_by_room_and_wall_angle(two_rooms: 
         ],
     )
     assert builder.long_edge_stats.calls == 1
-    # ONE prompt for 4 new objects: 4*3/2 new pairs + 4 x 2 pairs with the prior's furniture
-    assert builder.long_edge_stats.pairs == 6 + 8
+    # ONE prompt for the 4 new objects, pairs within a room only: kitchen a, b, c (3 pairs) and
+    # each with fridge_0 (3); bedroom d with nightstand_0 (1)
+    assert builder.long_edge_stats.pairs == 7
     assert len(proposer.prompts) == 1 and "sofa (a)" in proposer.prompts[0]
     llm_edges = {
         (e.source, e.target) for e in two_rooms.edges(EdgeKind.SPATIAL) if e.origin == EdgeOrigin.LLM
@@ -119,7 +120,7 @@ def test_long_edges_one_call_per_frame_pruned_by_room_and_wall_angle(two_rooms: 
     # c-fridge_0 starts where the check reports a wall.
     assert llm_edges == {("a", "b"), ("b", "c"), ("a", "fridge_0")}
     builder.integrate(2, [_inst("e", "lamp", (0.5, 2.0, 0.4))])
-    assert builder.long_edge_stats.calls == 2 and builder.long_edge_stats.pairs == 14 + 6
+    assert builder.long_edge_stats.calls == 2 and builder.long_edge_stats.pairs == 7 + 4
     builder.integrate(3, [_inst("e", "lamp", (0.6, 2.0, 0.4))])  # no new object: no call
     assert builder.long_edge_stats.calls == 2
     check_invariants(two_rooms)

@@ -61,6 +61,8 @@ class SceneGraphBuilder:
         self.proposer = proposer
         self.is_unobstructed = is_unobstructed
         self.long_edge_stats = LongEdgeStats()
+        # Only objects of these categories can change a group's membership.
+        self._grouping_categories = {c for pair in related for c in pair}
 
     def refresh(self) -> None:
         """Recompute derived structure (relations of all objects, groups), e.g. after loading a prior."""
@@ -81,7 +83,9 @@ class SceneGraphBuilder:
             if not (changed or result.removed):
                 return result
             update_geometric_relations(self.graph, changed, self.params.relations)
-            update_groups(self.graph, self.related, self.params.group_radius)
+            grouping = [self.graph.get(i) for i in changed] + [None] * len(result.removed)
+            if any(n is None or n.category in self._grouping_categories for n in grouping):
+                update_groups(self.graph, self.related, self.params.group_radius, result.rooms)
             if self.proposer is not None and result.added:
                 propose_long_edges(
                     self.graph,

@@ -45,6 +45,8 @@ class SceneGraph:
         self._node_changed: dict[str, int] = {}
         self._edge_changed: dict[EdgeKey, int] = {}
         self._oldest_incremental = 0
+        self._by_room: dict[str, dict[str, None]] = {}  # room id -> ids of nodes in it (ordered set)
+        self._data: dict[str, SceneNode] = {}  # id -> node (faster than networkx's node views)
         self.history_limit = history_limit
         self.max_frame_ids = max_frame_ids
 
@@ -63,24 +65,41 @@ class SceneGraph:
     def node(self, node_id: str) -> SceneNode:
         """The node with this id; ``KeyError`` naming the id if there is none."""
         try:
-            node: SceneNode = self._graph.nodes[node_id]["data"]
+            return self._data[node_id]
         except KeyError:
             raise KeyError(f"scene graph has no node {node_id!r}") from None
-        return node
 
     def get(self, node_id: str) -> SceneNode | None:
         """The node with this id, or None."""
-        data = self._graph.nodes.get(node_id)
-        return None if data is None else data["data"]  # type: ignore[no-any-return]
+        return self._data.get(node_id)
 
     def nodes(self, layer: Layer | None = None, kind: str | None = None) -> list[SceneNode]:
         """All nodes, optionally of one layer and/or kind, in insertion order."""
-        out = []
-        for _, data in self._graph.nodes(data=True):
-            node: SceneNode = data["data"]
-            if (layer is None or node.layer == layer) and (kind is None or node.kind == kind):
-                out.append(node)
-        return out
+        return [
+            n
+            for n in self._data.values()
+            if (layer is None or n.layer == layer) and (kind is None or n.kind == kind)
+        ]
+
+    def nodes_in_room(self, room_id: str, layer: Layer | None = None) -> list[SceneNode]:
+        """Nodes whose ``room_id`` is ``room_id`` (indexed: cost grows with the room, not the house)."""
+        out = [self._data[i] for i in self._by_room.get(room_id, ())]
+        return out if layer is None else [n for n in out if n.layer == layer]
+
+    def _store(self, node: SceneNode) -> None:
+        old = self.get(node.id)
+        if old is not None and old.room_id != node.room_id:
+            self._by_room.get(old.room_id, {}).pop(node.id, None)
+        self._graph.add_node(node.id)
+        self._data[node.id] = node
+        self._by_room.setdefault(node.room_id, {})[node.id] = None
+
+    def _drop(self, node_id: str) -> None:
+        node = self.get(node_id)
+        if node is not None:
+            self._by_room.get(node.room_id, {}).pop(node_id, None)
+            self._graph.remove_node(node_id)
+            del self._data[node_id]
 
     def edges(self, kind: EdgeKind | None = None) -> list[SceneEdge]:
         """All edges, optionally of one kind."""
@@ -142,7 +161,7 @@ class SceneGraph:
         if old == node:
             return False
         seq = self._touch()
-        self._graph.add_node(node.id, data=node)
+        self._store(node)
         self._node_changed[node.id] = seq
         if old is not None and old.parent_id and old.parent_id != node.parent_id:
             self.remove_edge((old.parent_id, node.id, "contains"))
@@ -159,7 +178,7 @@ class SceneGraph:
         seq = self._touch()
         for edge in self.edges_of(node_id):
             self._edge_changed[edge.key] = seq
-        self._graph.remove_node(node_id)
+        self._drop(node_id)
         self._node_changed[node_id] = seq
         return True
 
@@ -251,6 +270,8 @@ class SceneGraph:
         """
         if update.is_full:
             self._graph.clear()
+            self._by_room.clear()
+            self._data.clear()
             self._node_changed.clear()
             self._edge_changed.clear()
             self._sequence = update.sequence
@@ -268,8 +289,7 @@ class SceneGraph:
                 self._graph.remove_edge(key[0], key[1], key=key[2])
             self._edge_changed[key] = update.sequence
         for node_id in update.removed_node_ids:
-            if node_id in self._graph:
-                self._graph.remove_node(node_id)
+            self._drop(node_id)
             self._node_changed[node_id] = update.sequence
         self._add_all(update.nodes, update.edges, update.sequence)
         self._sequence = update.sequence
@@ -277,7 +297,7 @@ class SceneGraph:
 
     def _add_all(self, nodes: Iterable[SceneNode], edges: Iterable[SceneEdge], seq: int) -> None:
         for node in nodes:
-            self._graph.add_node(node.id, data=node)
+            self._store(node)
             self._node_changed[node.id] = seq
         for edge in edges:
             if edge.source in self._graph and edge.target in self._graph:

@@ -9,12 +9,12 @@ parent is the room and that has GROUP edges to its members.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 
 import networkx as nx
+import numpy as np
 import yaml
 
 from sg_search.scene_graph.categories import normalise_category
@@ -48,25 +48,29 @@ def group_id(members: Iterable[str]) -> str:
     return f"group_{min(members)}"
 
 
-def update_groups(graph: SceneGraph, related: RelatedPairs, radius: float = 1.5) -> None:
-    """Recompute all groups; only groups whose membership changed are touched."""
-    objects = [n for n in graph.nodes(layer=Layer.OBJECT) if n.room_id]
+def update_groups(
+    graph: SceneGraph, related: RelatedPairs, radius: float = 1.5, rooms: Iterable[str] | None = None
+) -> None:
+    """Recompute the groups of ``rooms`` (default: every room); unchanged groups are not touched."""
+    room_ids = sorted(set(rooms)) if rooms is not None else [r.id for r in graph.nodes(layer=Layer.ROOM)]
+    room_ids = [r for r in room_ids if r]
     links = nx.Graph()
-    by_room: dict[str, list[SceneNode]] = {}
-    for node in objects:
-        by_room.setdefault(node.room_id, []).append(node)
-    for members in by_room.values():
-        for i, a in enumerate(members):
-            for b in members[i + 1 :]:
-                if frozenset((a.category, b.category)) not in related or a.category == b.category:
-                    continue
-                if math.dist(a.position[:2], b.position[:2]) <= radius:
-                    links.add_edge(a.id, b.id)
+    for room_id in room_ids:
+        members = graph.nodes_in_room(room_id, Layer.OBJECT)
+        if len(members) < 2:
+            continue
+        xy = np.array([m.position[:2] for m in members])
+        close = np.sum((xy[:, None, :] - xy[None, :, :]) ** 2, axis=2) <= radius**2
+        for i, j in zip(*np.nonzero(np.triu(close, k=1)), strict=True):
+            a, b = members[i], members[j]
+            if a.category != b.category and frozenset((a.category, b.category)) in related:
+                links.add_edge(a.id, b.id)
     wanted = {group_id(c): sorted(c) for c in nx.connected_components(links) if len(c) >= 2}
     with graph.transaction():
-        for old in graph.nodes(layer=Layer.GROUP):
-            if old.id not in wanted:
-                graph.remove_node(old.id)
+        for room_id in room_ids:
+            for old in graph.nodes_in_room(room_id, Layer.GROUP):
+                if old.id not in wanted:
+                    graph.remove_node(old.id)
         for gid, member_ids in wanted.items():
             members = [graph.node(m) for m in member_ids]
             _write_group(graph, gid, members)

@@ -88,12 +88,14 @@ class Box3D:
     @property
     def minimum(self) -> Vec3:
         """Lower corner [m]."""
-        return tuple(c - s / 2.0 for c, s in zip(self.center, self.size, strict=True))  # type: ignore[return-value]
+        c, s = self.center, self.size
+        return (c[0] - s[0] / 2.0, c[1] - s[1] / 2.0, c[2] - s[2] / 2.0)
 
     @property
     def maximum(self) -> Vec3:
         """Upper corner [m]."""
-        return tuple(c + s / 2.0 for c, s in zip(self.center, self.size, strict=True))  # type: ignore[return-value]
+        c, s = self.center, self.size
+        return (c[0] + s[0] / 2.0, c[1] + s[1] / 2.0, c[2] + s[2] / 2.0)
 
     def contains(self, point: Vec3, margin: float = 0.0) -> bool:
         """True if ``point`` lies inside the box grown by ``margin`` metres on every side."""

@@ -64,6 +64,7 @@ class IntegrationResult:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
+    rooms: set[str] = field(default_factory=set)  # rooms whose content changed (before and after)
 
 
 def integrate_instances(
@@ -85,7 +86,6 @@ def integrate_instances(
         if old is not None and old.kind not in ("object", "container"):
             raise ValueError(f"instance id {instance.instance_id!r} collides with a {old.kind} node")
     rooms = graph.nodes(layer=Layer.ROOM)
-    containers = [n for n in graph.nodes(kind="container") if n.bbox is not None]
     result = IntegrationResult()
     with graph.transaction():
         for instance_id in removed_instance_ids:
@@ -94,11 +94,13 @@ def integrate_instances(
             if node is not None and node.kind in ("object", "container") and node.observation_count > 0:
                 graph.remove_node(instance_id)
                 result.removed.append(instance_id)
+                result.rooms.add(node.room_id)
         for instance, category in prepared:
             old = graph.get(instance.instance_id)
-            node = _node_for(instance, category, old, frame_index, rooms, containers, graph, params)
+            node = _node_for(instance, category, old, frame_index, rooms, graph, params)
             if graph.upsert_node(node):
                 (result.updated if old else result.added).append(node.id)
+                result.rooms.update({node.room_id, old.room_id if old else node.room_id})
             _relate_to_parent(graph, node, params)
     return result
 
@@ -123,7 +125,6 @@ def _node_for(
     old: SceneNode | None,
     frame_index: int,
     rooms: Sequence[SceneNode],
-    containers: Sequence[SceneNode],
     graph: SceneGraph,
     params: IntegrationParams,
 ) -> SceneNode:
@@ -132,8 +133,9 @@ def _node_for(
     holder = next(
         (
             c
-            for c in containers
-            if c.id != instance.instance_id
+            for c in graph.nodes_in_room(room_id, Layer.OBJECT)
+            if c.kind == "container"
+            and c.id != instance.instance_id
             and c.bbox is not None
             and c.bbox.contains(point, margin=params.container_margin)
         ),

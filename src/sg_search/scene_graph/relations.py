@@ -6,7 +6,8 @@ horizontally and overlap in height; "above"/"below" when their footprints overla
 is higher. "on"/"inside" a container come from :mod:`sg_search.scene_graph.observations`.
 
 Long range (SG-Nav's "long edges"): ONE prompt per update lists every (new, new-or-old)
-pair and asks an :class:`EdgeProposer` (an LLM, through the stack's LLM client) for their
+pair within a room (cross-room pairs would be pruned anyway) and asks an
+:class:`EdgeProposer` (an LLM, through the stack's LLM client) for their
 relations; a proposal survives only if both objects are in the same room, the straight
 line between them is unobstructed and roughly parallel to a wall (rooms are axis-aligned
 in ``map``). The cost is one call per batch of new nodes instead of m(m+n).
@@ -18,6 +19,8 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
+
+import numpy as np
 
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import EdgeKind, EdgeOrigin, Layer, SceneEdge, SceneNode, Vec3
@@ -44,60 +47,63 @@ class EdgeProposer(Protocol):
         """(source id, target id, relation) triples for some of ``pairs``."""
 
 
-def _footprint(node: SceneNode) -> tuple[float, float, float, float]:
-    if node.bbox is None:
-        x, y, _ = node.position
-        return (x, y, x, y)
-    lo, hi = node.bbox.minimum, node.bbox.maximum
-    return (lo[0], lo[1], hi[0], hi[1])
+def _bounds(nodes: Sequence[SceneNode]) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper corners, shape (N, 3) [m]; a node without a box is a point."""
+    lo = np.array([n.bbox.minimum if n.bbox is not None else n.position for n in nodes], dtype=float)
+    hi = np.array([n.bbox.maximum if n.bbox is not None else n.position for n in nodes], dtype=float)
+    return lo.reshape(-1, 3), hi.reshape(-1, 3)
 
 
-def _vertical(node: SceneNode) -> tuple[float, float]:
-    if node.bbox is None:
-        return (node.position[2], node.position[2])
-    return (node.bbox.minimum[2], node.bbox.maximum[2])
+def relations_to(node: SceneNode, others: Sequence[SceneNode], params: RelationParams) -> list[str | None]:
+    """The relation of ``node`` to each of ``others`` ("next to", "above", "below") or None."""
+    if not others:
+        return []
+    (a_lo,), (a_hi,) = _bounds([node])
+    lo, hi = _bounds(others)
+    gap = np.maximum(0.0, np.maximum(a_lo[:2], lo[:, :2]) - np.minimum(a_hi[:2], hi[:, :2]))
+    overlap_xy = (gap == 0.0).all(axis=1)
+    above = overlap_xy & (a_lo[2] >= hi[:, 2] - params.vertical_gap)
+    below = overlap_xy & ~above & (lo[:, 2] >= a_hi[2] - params.vertical_gap)
+    heights_overlap = np.minimum(a_hi[2], hi[:, 2]) >= np.maximum(a_lo[2], lo[:, 2]) - params.vertical_gap
+    next_to = ~(above | below) & (np.hypot(gap[:, 0], gap[:, 1]) <= params.next_to_distance) & heights_overlap
+    labels = np.where(above, "above", np.where(below, "below", np.where(next_to, "next to", "")))
+    return [str(label) or None for label in labels]
 
 
 def geometric_relation(a: SceneNode, b: SceneNode, params: RelationParams) -> str | None:
     """The relation of ``a`` to ``b`` ("next to", "above", "below") or None."""
-    ax0, ay0, ax1, ay1 = _footprint(a)
-    bx0, by0, bx1, by1 = _footprint(b)
-    gap_x = max(0.0, max(ax0, bx0) - min(ax1, bx1))
-    gap_y = max(0.0, max(ay0, by0) - min(ay1, by1))
-    (az0, az1), (bz0, bz1) = _vertical(a), _vertical(b)
-    if gap_x == 0.0 and gap_y == 0.0:
-        if az0 >= bz1 - params.vertical_gap:
-            return "above"
-        if bz0 >= az1 - params.vertical_gap:
-            return "below"
-    if (
-        math.hypot(gap_x, gap_y) <= params.next_to_distance
-        and min(az1, bz1) >= max(az0, bz0) - params.vertical_gap
-    ):
-        return "next to"
-    return None
+    return relations_to(a, [b], params)[0]
+
+
+_INVERSE = {"above": "below", "below": "above", "next to": "next to"}
 
 
 def update_geometric_relations(graph: SceneGraph, changed: Sequence[str], params: RelationParams) -> None:
-    """Recompute the geometric relations of the ``changed`` object nodes with their room's objects."""
+    """Bring the geometric relations of the ``changed`` object nodes up to date with their room.
+
+    Only edges that appear or disappear are written, so unchanged relations cost no update.
+    """
     with graph.transaction():
         for node_id in changed:
             node = graph.get(node_id)
             if node is None or node.layer != Layer.OBJECT:
                 continue
+            wanted: set[tuple[str, str, str]] = set()
+            if node.room_id:
+                others = [o for o in graph.nodes_in_room(node.room_id, Layer.OBJECT) if o.id != node_id]
+                for other, relation in zip(others, relations_to(node, others, params), strict=True):
+                    if relation is not None:
+                        wanted.add((node_id, other.id, relation))
+                        wanted.add((other.id, node_id, _INVERSE[relation]))
             for edge in graph.edges_of(node_id):
-                if edge.kind == EdgeKind.SPATIAL and edge.relation in GEOMETRIC_RELATIONS:
+                if (
+                    edge.kind == EdgeKind.SPATIAL
+                    and edge.relation in GEOMETRIC_RELATIONS
+                    and edge.key not in wanted
+                ):
                     graph.remove_edge(edge.key)
-            if not node.room_id:
-                continue
-            for other in graph.nodes(layer=Layer.OBJECT):
-                if other.id == node.id or other.room_id != node.room_id:
-                    continue
-                relation = geometric_relation(node, other, params)
-                if relation is not None:
-                    inverse = {"above": "below", "below": "above"}.get(relation, relation)
-                    graph.upsert_edge(SceneEdge(node.id, other.id, EdgeKind.SPATIAL, relation))
-                    graph.upsert_edge(SceneEdge(other.id, node.id, EdgeKind.SPATIAL, inverse))
+            for source, target, relation in sorted(wanted):
+                graph.upsert_edge(SceneEdge(source, target, EdgeKind.SPATIAL, relation))
 
 
 def edge_proposal_prompt(pairs: Sequence[tuple[SceneNode, SceneNode]]) -> str:
@@ -142,13 +148,19 @@ def propose_long_edges(
     Without an obstruction check (no occupancy map yet) proposals are kept only by the
     same-room and wall-parallel rules.
     """
-    objects = {n.id: n for n in graph.nodes(layer=Layer.OBJECT)}
-    new = [objects[i] for i in new_ids if i in objects]
-    pairs = [
-        (a, b)
-        for i, a in enumerate(new)
-        for b in [*new[i + 1 :], *(o for o in objects.values() if o.id not in set(new_ids))]
-    ]
+    new_set = set(new_ids)
+    new = [n for n in (graph.get(i) for i in new_ids) if n is not None and n.layer == Layer.OBJECT]
+    # Pairs across rooms would be pruned by the same-room rule anyway: leave them out of the prompt.
+    pairs = []
+    for i, a in enumerate(new):
+        partners = [*new[i + 1 :]]
+        if a.room_id:
+            partners = [b for b in partners if b.room_id == a.room_id]
+            partners += [b for b in graph.nodes_in_room(a.room_id, Layer.OBJECT) if b.id not in new_set]
+        else:
+            partners = []
+        pairs += [(a, b) for b in partners]
+    objects = {n.id: n for pair in pairs for n in pair}
     if not pairs:
         return []
     stats.calls += 1
@@ -158,16 +170,16 @@ def propose_long_edges(
     kept = []
     with graph.transaction():
         for source, target, relation in proposals:
-            a, b = objects.get(source), objects.get(target)
-            if a is None or b is None or relation not in LONG_RANGE_RELATIONS:
+            src, dst = objects.get(source), objects.get(target)
+            if src is None or dst is None or relation not in LONG_RANGE_RELATIONS:
                 continue
             if (
-                not a.room_id
-                or a.room_id != b.room_id
-                or not _parallel_to_wall(a.position, b.position, params)
+                not src.room_id
+                or src.room_id != dst.room_id
+                or not _parallel_to_wall(src.position, dst.position, params)
             ):
                 continue
-            if is_unobstructed is not None and not is_unobstructed(a.position, b.position):
+            if is_unobstructed is not None and not is_unobstructed(src.position, dst.position):
                 continue
             edge = SceneEdge(source, target, EdgeKind.SPATIAL, relation, EdgeOrigin.LLM, 0.5)
             graph.upsert_edge(edge)

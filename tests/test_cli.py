@@ -42,3 +42,20 @@ def test_bench_rejects_unknown_names_and_splits() -> None:
     assert unknown.returncode == 2 and "graph" in unknown.stderr
     split = _run("bench", "graph", "--split", "val", "--episodes", "1")
     assert split.returncode == 2 and "no splits" in split.stderr
+
+
+def test_graph_draw_renders_a_snapshot(tmp_path: Path) -> None:
+    from sg_search.config import package_share
+    from sg_search.scene_graph.prior import load_prior
+    from sg_search.scene_graph.serialization import save_snapshot
+
+    snapshot = tmp_path / "g.json"
+    save_snapshot(load_prior(package_share() / "config" / "demo" / "apartment.yaml"), snapshot)
+    out = tmp_path / "g.png"
+    result = _run("graph", "draw", str(snapshot), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and out.stat().st_size > 10_000
+    bad = tmp_path / "bad.json"
+    bad.write_text("{}")
+    refused = _run("graph", "draw", str(bad), "--out", str(out))
+    assert refused.returncode == 2 and "not a scene graph snapshot" in refused.stderr

@@ -39,7 +39,11 @@ def _parser() -> argparse.ArgumentParser:
 
     graph = sub.add_parser("graph", help="inspect the scene graph")
     graph_sub = graph.add_subparsers(dest="graph_command", required=True, metavar="ACTION")
-    graph_sub.add_parser("schema", help="print the scene-graph schema (no ROS needed)")
+    schema = graph_sub.add_parser("schema", help="print the scene-graph schema (no ROS needed)")
+    schema.add_argument("--text", action="store_true", help="prompt-ready text instead of YAML")
+    draw = graph_sub.add_parser("draw", help="draw a snapshot file top-down to a PNG (no ROS needed)")
+    draw.add_argument("snapshot", type=Path, help="snapshot JSON (scene_graph_server's snapshot_file)")
+    draw.add_argument("--out", type=Path, required=True, help="PNG to write")
     show = graph_sub.add_parser("show", help="summarise a running server's graph")
     show.add_argument("--namespace", default="")
     query = graph_sub.add_parser("query", help="find nodes in a running server's graph")
@@ -71,11 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "bench":
         return _bench(args)
-    if args.command == "graph" and args.graph_command == "schema":
-        from sg_search.scene_graph.schema import schema_yaml
-
-        print(schema_yaml(), end="")
-        return 0
+    if args.command == "graph" and args.graph_command in ("schema", "draw"):
+        return _graph_offline(args)
     from sg_search.ros import commands  # needs rclpy
 
     if args.command == "demo":
@@ -87,6 +88,24 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.graph_command, getattr(args, "text", ""), getattr(args, "kind", ""), args.namespace
         )
     raise AssertionError(f"unhandled command {args.command}")
+
+
+def _graph_offline(args: argparse.Namespace) -> int:
+    if args.graph_command == "schema":
+        from sg_search.scene_graph.schema import schema_text, schema_yaml
+
+        print(schema_text() if args.text else schema_yaml(), end="\n" if args.text else "")
+        return 0
+    from sg_search.scene_graph.draw import draw_top_down
+    from sg_search.scene_graph.serialization import SnapshotError, load_snapshot
+
+    try:
+        graph = load_snapshot(args.snapshot)
+    except SnapshotError as exc:
+        print(f"sg-search graph draw: {exc}", file=sys.stderr)
+        return 2
+    print(draw_top_down(graph, args.out, title=args.snapshot.name))
+    return 0
 
 
 def _bench(args: argparse.Namespace) -> int:

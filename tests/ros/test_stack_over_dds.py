@@ -4,7 +4,7 @@ search action (feedback, result, rejection of a second goal, cancel)."""
 
 from __future__ import annotations
 
-import threading
+import time
 from typing import Any
 
 import pytest
@@ -17,6 +17,7 @@ from std_msgs.msg import Header
 
 from sg_search.config import package_share
 from sg_search.ros.conversions import instances_to_msg
+from sg_search.ros.futures import wait_future
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph.observations import ObjectInstance
 
@@ -24,14 +25,18 @@ pytestmark = pytest.mark.ros
 SCENE = package_share() / "config" / "demo" / "apartment.yaml"
 
 
-def call(node: Node, srv_type: Any, name: str, request: Any, timeout: float = 15.0) -> Any:
+def call(node: Node, srv_type: Any, name: str, request: Any, timeout: float = 20.0) -> Any:
+    """Call a service, retrying: a request sent before discovery completes (or to a server
+    that died while DDS still lists it) is lost, as in any ROS 2 client."""
     client = node.create_client(srv_type, name)
-    assert client.wait_for_service(timeout_sec=timeout), f"service {name} not found"
-    done = threading.Event()
-    future = client.call_async(request)
-    future.add_done_callback(lambda _: done.set())
-    assert done.wait(timeout), f"service {name} did not answer"
-    return future.result()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not client.wait_for_service(timeout_sec=1.0):
+            continue
+        response = wait_future(client.call_async(request), 3.0)
+        if response is not None:
+            return response
+    raise AssertionError(f"service {name} did not answer within {timeout} s")
 
 
 def observe(

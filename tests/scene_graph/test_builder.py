@@ -6,12 +6,23 @@ from collections.abc import Sequence
 
 import pytest
 
-from sg_search.scene_graph import EdgeKind, EdgeOrigin, Layer, SceneGraph, SceneNode
+from sg_search.scene_graph import EdgeKind, EdgeOrigin, Layer, SceneEdge, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import BuilderParams, SceneGraphBuilder
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.invariants import check_invariants
 from sg_search.scene_graph.model import Box3D
 from sg_search.scene_graph.observations import ObjectInstance
+
+
+class ScriptedVerifier:
+    """Test double for the VLM yes/no check: refuses every "next to" it is asked about."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str, int]] = []
+
+    def verify(self, edge: SceneEdge, source: SceneNode, target: SceneNode, frame_id: int) -> bool:
+        self.asked.append((edge.source, edge.target, frame_id))
+        return edge.relation != "next to"
 
 
 class ScriptedEdgeProposer:
@@ -134,3 +145,32 @@ def test_invalid_frame_changes_nothing(two_rooms: SceneGraph) -> None:
         builder.integrate(2, [_inst("lamp", "lamp", (7.0, 1.5, 0.3)), _inst("", "lamp", (7.0, 1.5, 0.3))])
     assert (two_rooms.sequence, len(two_rooms), len(two_rooms.edges())) == before
     check_invariants(two_rooms)
+
+
+def test_vlm_check_vetoes_short_edges_once_and_for_good(two_rooms: SceneGraph) -> None:
+    verifier = ScriptedVerifier()
+    builder = SceneGraphBuilder(two_rooms, BuilderParams(), load_related_pairs(), verifier=verifier)
+    frame = [
+        _inst("shelf", "shelf", (2.0, 1.0, 0.5), (1.0, 0.4, 1.0)),
+        _inst("vase", "vase", (2.0, 1.0, 1.15), (0.2, 0.2, 0.3)),
+        _inst("chair", "chair", (3.0, 1.0, 0.45), (0.5, 0.5, 0.9)),
+    ]
+    builder.integrate(1, frame)
+    relations = {(e.source, e.relation, e.target) for e in two_rooms.edges(EdgeKind.SPATIAL)}
+    assert ("vase", "above", "shelf") in relations  # confirmed
+    assert not any(r == "next to" for _, r, _ in relations)  # refused, both directions
+    assert all(frame_id == 1 for *_, frame_id in verifier.asked)
+    calls = builder.short_edge_stats.calls
+    assert calls == 2 and builder.short_edge_stats.refused == 1
+    builder.integrate(2, frame)  # same geometry: the refused edge is not re-proposed, nothing asked
+    assert builder.short_edge_stats.calls == calls
+    assert not any(e.relation == "next to" for e in two_rooms.edges(EdgeKind.SPATIAL))
+    check_invariants(two_rooms)
+
+
+def test_duplicate_ids_in_a_frame_are_refused(two_rooms: SceneGraph) -> None:
+    builder = SceneGraphBuilder(two_rooms, BuilderParams(), load_related_pairs())
+    before = two_rooms.sequence
+    with pytest.raises(ValueError, match="duplicate instance ids"):
+        builder.integrate(1, [_inst("a", "mug", (1.0, 1.0, 0.5)), _inst("a", "cup", (2.0, 1.0, 0.5))])
+    assert two_rooms.sequence == before

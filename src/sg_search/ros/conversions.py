@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from geometry_msgs.msg import Point, Vector3
 from sg_search_interfaces.msg import Box3D as Box3DMsg
 from sg_search_interfaces.msg import (
+    FrontierArray,
     ObjectObservation,
     ObjectObservationArray,
     SceneGraphUpdate,
@@ -30,6 +31,7 @@ from sg_search.scene_graph import (
     SceneEdge,
     SceneNode,
 )
+from sg_search.scene_graph.frontiers import FrontierObservation
 from sg_search.scene_graph.model import Vec3
 from sg_search.scene_graph.observations import ObjectInstance
 
@@ -153,6 +155,16 @@ def update_from_msg(msg: SceneGraphUpdate) -> GraphUpdate:
         removed_node_ids=tuple(msg.removed_node_ids),
         removed_edges=tuple((e.source, e.target, e.relation) for e in msg.removed_edges),
     )
+
+
+def frontiers_from_msg(msg: FrontierArray) -> list[FrontierObservation]:
+    """The planner's frontier segments -> core frontier observations."""
+    return [
+        FrontierObservation(
+            f.id, point_from_msg(f.centroid), point_from_msg(f.goal), int(f.size), float(f.length)
+        )
+        for f in msg.frontiers
+    ]
 
 
 def instances_from_msg(msg: ObjectObservationArray) -> list[ObjectInstance]:

@@ -2,12 +2,14 @@
 
 Topics (relative, so a launch file can namespace them):
   sub ``observations`` (ObjectObservationArray)   perception's fused instances, frame ``map``
+  sub ``frontiers`` (FrontierArray)                the planner's current frontier segments
   pub ``scene_graph/updates`` (SceneGraphUpdate)   incremental per change, full periodically
   pub ``scene_graph/markers`` (MarkerArray)        rviz view, at most every ``markers_period_s``
 Services:
   ``scene_graph/get`` (GetSceneGraph)  snapshot or changes since a sequence
   ``scene_graph/query`` (QuerySceneGraph)
   ``scene_graph/schema`` (GetSchema)
+  ``scene_graph/run_code`` (RunGraphCode)  sandboxed Python over a read-only copy (SG-RwR retriever)
 """
 
 from __future__ import annotations
@@ -15,14 +17,15 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
-from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph
+from sg_search_interfaces.msg import FrontierArray, ObjectObservationArray, SceneGraphUpdate
+from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph, RunGraphCode
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
-from sg_search.ros.conversions import instances_from_msg, node_to_msg, update_to_msg
+from sg_search.ros.conversions import frontiers_from_msg, instances_from_msg, node_to_msg, update_to_msg
 from sg_search.ros.markers import graph_markers
 from sg_search.ros.params import declare_config
 from sg_search.scene_graph import SceneGraph
@@ -31,6 +34,7 @@ from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.prior import load_prior
 from sg_search.scene_graph.query import find_nodes
+from sg_search.scene_graph.sandbox import SandboxLimits, run_graph_code
 from sg_search.scene_graph.schema import schema_yaml
 from sg_search.scene_graph.serialization import load_snapshot, save_snapshot
 
@@ -62,6 +66,10 @@ class SceneGraphServer(Node):
         if self.config.snapshot_file and self.config.snapshot_period_s > 0:
             self.create_timer(self.config.snapshot_period_s, self.save)
         self.create_subscription(ObjectObservationArray, "observations", self._on_observations, 10)
+        self.create_subscription(FrontierArray, "frontiers", self._on_frontiers, 10)
+        self.create_service(
+            RunGraphCode, "scene_graph/run_code", self._on_run_code, callback_group=ReentrantCallbackGroup()
+        )
         self.create_service(GetSceneGraph, "scene_graph/get", self._on_get)
         self.create_service(QuerySceneGraph, "scene_graph/query", self._on_query)
         self.create_service(GetSchema, "scene_graph/schema", self._on_schema)
@@ -125,6 +133,35 @@ class SceneGraphServer(Node):
                 self.get_logger().error(f"frame {msg.frame_index} rejected, graph unchanged: {exc}")
                 return
             self._publish_incremental()
+
+    def _on_frontiers(self, msg: FrontierArray) -> None:
+        if msg.header.frame_id and msg.header.frame_id != self.config.frame_id:
+            self.get_logger().error(
+                f"frontiers in frame '{msg.header.frame_id}', expected '{self.config.frame_id}'"
+            )
+            return
+        with self._lock:
+            try:
+                self.builder.integrate_frontiers(frontiers_from_msg(msg))
+            except ValueError as exc:
+                self.get_logger().error(f"frontiers rejected, graph unchanged: {exc}")
+                return
+            self._publish_incremental()
+
+    def _on_run_code(
+        self, request: RunGraphCode.Request, response: RunGraphCode.Response
+    ) -> RunGraphCode.Response:
+        with self._lock:
+            copy = SceneGraph()
+            copy.apply(self.graph.snapshot())
+        limits = SandboxLimits(
+            time_s=float(request.time_limit_s) or self.config.sandbox_time_limit_s,
+            memory_mb=self.config.sandbox_memory_mb,
+        )
+        result = run_graph_code(request.code, copy, limits)
+        response.success, response.stdout = result.ok, result.stdout
+        response.error, response.timed_out = result.error, result.timed_out
+        return response
 
     def _publish_incremental(self) -> None:
         if self.graph.sequence == self._published_sequence:

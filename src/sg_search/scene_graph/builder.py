@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from sg_search.scene_graph.frontiers import FrontierObservation, integrate_frontiers
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.groups import RelatedPairs, update_groups
-from sg_search.scene_graph.model import Layer
+from sg_search.scene_graph.model import EdgeKey, Layer
 from sg_search.scene_graph.observations import (
     IntegrationParams,
     IntegrationResult,
@@ -23,8 +24,11 @@ from sg_search.scene_graph.relations import (
     LongEdgeStats,
     ObstructionCheck,
     RelationParams,
+    ShortEdgeStats,
+    ShortEdgeVerifier,
     propose_long_edges,
     update_geometric_relations,
+    verify_short_edges,
 )
 
 
@@ -54,13 +58,17 @@ class SceneGraphBuilder:
         related: RelatedPairs,
         proposer: EdgeProposer | None = None,
         is_unobstructed: ObstructionCheck | None = None,
+        verifier: ShortEdgeVerifier | None = None,
     ) -> None:
         self.graph = graph
         self.params = params
         self.related = related
         self.proposer = proposer
         self.is_unobstructed = is_unobstructed
+        self.verifier = verifier
         self.long_edge_stats = LongEdgeStats()
+        self.short_edge_stats = ShortEdgeStats()
+        self._vetoed: set[EdgeKey] = set()
         # Only objects of these categories can change a group's membership.
         self._grouping_categories = {c for pair in related for c in pair}
 
@@ -68,8 +76,12 @@ class SceneGraphBuilder:
         """Recompute derived structure (relations of all objects, groups), e.g. after loading a prior."""
         with self.graph.transaction():
             objects = [n.id for n in self.graph.nodes(layer=Layer.OBJECT)]
-            update_geometric_relations(self.graph, objects, self.params.relations)
+            update_geometric_relations(self.graph, objects, self.params.relations, self._vetoed)
             update_groups(self.graph, self.related, self.params.group_radius)
+
+    def integrate_frontiers(self, frontiers: Sequence[FrontierObservation]) -> list[str]:
+        """Replace the frontier nodes (see :func:`integrate_frontiers`); return the ids removed."""
+        return integrate_frontiers(self.graph, frontiers)
 
     def integrate(
         self, frame_index: int, instances: Sequence[ObjectInstance], removed_ids: Sequence[str] = ()
@@ -82,7 +94,9 @@ class SceneGraphBuilder:
             changed = result.added + result.updated
             if not (changed or result.removed):
                 return result
-            update_geometric_relations(self.graph, changed, self.params.relations)
+            added = update_geometric_relations(self.graph, changed, self.params.relations, self._vetoed)
+            if self.verifier is not None:
+                verify_short_edges(self.graph, added, self.verifier, self._vetoed, self.short_edge_stats)
             grouping = [self.graph.get(i) for i in changed] + [None] * len(result.removed)
             if any(n is None or n.category in self._grouping_categories for n in grouping):
                 update_groups(self.graph, self.related, self.params.group_radius, result.rooms)

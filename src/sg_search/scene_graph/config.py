@@ -30,6 +30,8 @@ class SceneGraphServerConfig:
     related_categories_file: str = ""
     snapshot_file: str = ""
     snapshot_period_s: float = 10.0
+    sandbox_time_limit_s: float = 5.0
+    sandbox_memory_mb: int = 1024
 
     def builder(self) -> BuilderParams:
         """The parameters of :class:`SceneGraphBuilder`."""

@@ -107,6 +107,11 @@ class SceneGraph:
             d["data"] for _, _, d in self._graph.edges(data=True) if kind is None or d["data"].kind == kind
         ]
 
+    def get_edge(self, key: EdgeKey) -> SceneEdge | None:
+        """The edge with this (source, target, relation), or None."""
+        data = self._graph.get_edge_data(key[0], key[1], key=key[2])
+        return None if data is None else data["data"]  # type: ignore[no-any-return]
+
     def edges_of(self, node_id: str) -> list[SceneEdge]:
         """Edges that start or end at ``node_id``."""
         if node_id not in self._graph:

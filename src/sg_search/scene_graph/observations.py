@@ -81,6 +81,11 @@ def integrate_instances(
     """
     params = params or IntegrationParams()
     prepared = [_validated(instance) for instance in instances]
+    ids = [instance.instance_id for instance in instances]
+    if len(ids) != len(set(ids)):
+        raise ValueError(
+            f"duplicate instance ids in one frame: {sorted({i for i in ids if ids.count(i) > 1})}"
+        )
     for instance, _ in prepared:
         old = graph.get(instance.instance_id)
         if old is not None and old.kind not in ("object", "container"):

@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 
 from sg_search.scene_graph.graph import SceneGraph
-from sg_search.scene_graph.model import EdgeKind, EdgeOrigin, Layer, SceneEdge, SceneNode, Vec3
+from sg_search.scene_graph.model import EdgeKey, EdgeKind, EdgeOrigin, Layer, SceneEdge, SceneNode, Vec3
 
 GEOMETRIC_RELATIONS = ("next to", "above", "below")
 LONG_RANGE_RELATIONS = ("opposite to", "in front of", "behind", "facing", "same row as")
@@ -36,6 +37,13 @@ class RelationParams:
     next_to_distance: float = 0.8
     vertical_gap: float = 0.05
     max_wall_angle_deg: float = 15.0
+
+
+class ShortEdgeVerifier(Protocol):
+    """Checks a geometric relation on an RGB frame that shows both objects (a VLM yes/no)."""
+
+    def verify(self, edge: SceneEdge, source: SceneNode, target: SceneNode, frame_id: int) -> bool:
+        """True if the relation holds in frame ``frame_id``."""
 
 
 class EdgeProposer(Protocol):
@@ -78,11 +86,18 @@ def geometric_relation(a: SceneNode, b: SceneNode, params: RelationParams) -> st
 _INVERSE = {"above": "below", "below": "above", "next to": "next to"}
 
 
-def update_geometric_relations(graph: SceneGraph, changed: Sequence[str], params: RelationParams) -> None:
+def update_geometric_relations(
+    graph: SceneGraph,
+    changed: Sequence[str],
+    params: RelationParams,
+    vetoed: AbstractSet[EdgeKey] = frozenset(),
+) -> list[SceneEdge]:
     """Bring the geometric relations of the ``changed`` object nodes up to date with their room.
 
     Only edges that appear or disappear are written, so unchanged relations cost no update.
+    ``vetoed`` edges (refused by a VLM check) are never added. Returns the edges added.
     """
+    added: list[SceneEdge] = []
     with graph.transaction():
         for node_id in changed:
             node = graph.get(node_id)
@@ -92,7 +107,7 @@ def update_geometric_relations(graph: SceneGraph, changed: Sequence[str], params
             if node.room_id:
                 others = [o for o in graph.nodes_in_room(node.room_id, Layer.OBJECT) if o.id != node_id]
                 for other, relation in zip(others, relations_to(node, others, params), strict=True):
-                    if relation is not None:
+                    if relation is not None and (node_id, other.id, relation) not in vetoed:
                         wanted.add((node_id, other.id, relation))
                         wanted.add((other.id, node_id, _INVERSE[relation]))
             for edge in graph.edges_of(node_id):
@@ -103,7 +118,10 @@ def update_geometric_relations(graph: SceneGraph, changed: Sequence[str], params
                 ):
                     graph.remove_edge(edge.key)
             for source, target, relation in sorted(wanted):
-                graph.upsert_edge(SceneEdge(source, target, EdgeKind.SPATIAL, relation))
+                edge = SceneEdge(source, target, EdgeKind.SPATIAL, relation)
+                if graph.upsert_edge(edge):
+                    added.append(edge)
+    return added
 
 
 def edge_proposal_prompt(pairs: Sequence[tuple[SceneNode, SceneNode]]) -> str:
@@ -123,6 +141,43 @@ def edge_proposal_prompt(pairs: Sequence[tuple[SceneNode, SceneNode]]) -> str:
 
 
 ObstructionCheck = Callable[[Vec3, Vec3], bool]
+
+
+@dataclass
+class ShortEdgeStats:
+    """VLM checks of short edges: calls made, edges refused."""
+
+    calls: int = 0
+    refused: int = 0
+
+
+def verify_short_edges(
+    graph: SceneGraph,
+    added: Sequence[SceneEdge],
+    verifier: ShortEdgeVerifier,
+    vetoed: set[EdgeKey],
+    stats: ShortEdgeStats,
+) -> None:
+    """Ask ``verifier`` about each newly added relation whose ends share a frame; a refusal
+    removes the edge and its inverse and remembers both keys in ``vetoed``."""
+    seen: set[frozenset[str]] = set()
+    for edge in added:
+        pair = frozenset((edge.source, edge.target))
+        source, target = graph.get(edge.source), graph.get(edge.target)
+        if pair in seen or source is None or target is None or not graph.get_edge(edge.key):
+            continue
+        seen.add(pair)
+        shared = set(source.frame_ids) & set(target.frame_ids)
+        if not shared:
+            continue
+        stats.calls += 1
+        if verifier.verify(edge, source, target, max(shared)):
+            continue
+        stats.refused += 1
+        inverse = (edge.target, edge.source, _INVERSE[edge.relation])
+        for key in (edge.key, inverse):
+            graph.remove_edge(key)
+            vetoed.add(key)
 
 
 @dataclass

@@ -119,6 +119,8 @@ def test_long_edges_one_call_per_frame_pruned_by_room_and_wall_angle(two_rooms: 
             _inst("d", "bed", (6.0, 1.0, 0.3)),
         ],
     )
+    assert builder.long_edge_stats.calls == 0, "no LLM call on the perception path"
+    builder.propose_pending()
     assert builder.long_edge_stats.calls == 1
     # ONE prompt for the 4 new objects, pairs within a room only: kitchen a, b, c (3 pairs) and
     # each with fridge_0 (3); bedroom d with nightstand_0 (1)
@@ -131,8 +133,10 @@ def test_long_edges_one_call_per_frame_pruned_by_room_and_wall_angle(two_rooms: 
     # c-fridge_0 starts where the check reports a wall.
     assert llm_edges == {("a", "b"), ("b", "c"), ("a", "fridge_0")}
     builder.integrate(2, [_inst("e", "lamp", (0.5, 2.0, 0.4))])
+    builder.propose_pending()
     assert builder.long_edge_stats.calls == 2 and builder.long_edge_stats.pairs == 7 + 4
     builder.integrate(3, [_inst("e", "lamp", (0.6, 2.0, 0.4))])  # no new object: no call
+    builder.propose_pending()
     assert builder.long_edge_stats.calls == 2
     check_invariants(two_rooms)
 
@@ -174,3 +178,25 @@ def test_duplicate_ids_in_a_frame_are_refused(two_rooms: SceneGraph) -> None:
     with pytest.raises(ValueError, match="duplicate instance ids"):
         builder.integrate(1, [_inst("a", "mug", (1.0, 1.0, 0.5)), _inst("a", "cup", (2.0, 1.0, 0.5))])
     assert two_rooms.sequence == before
+
+
+def test_jitter_below_min_move_leaves_relations_alone(two_rooms: SceneGraph) -> None:
+    builder = SceneGraphBuilder(two_rooms, BuilderParams(min_move=0.05), load_related_pairs())
+    builder.integrate(
+        1,
+        [
+            _inst("shelf", "shelf", (2.0, 1.0, 0.5), (1.0, 0.4, 1.0)),
+            _inst("chair", "chair", (3.0, 1.0, 0.45), (0.5, 0.5, 0.9)),
+        ],
+    )
+    edges = set(two_rooms.edges(EdgeKind.SPATIAL))
+    before = two_rooms.sequence
+    # 2 cm of jitter: the nodes update (new positions), their relations are not recomputed
+    builder.integrate(2, [_inst("chair", "chair", (3.02, 1.0, 0.45), (0.5, 0.5, 0.9))])
+    assert two_rooms.sequence == before + 1
+    assert set(two_rooms.edges(EdgeKind.SPATIAL)) == edges
+    assert two_rooms.updates_since(before).edges == ()
+    # moving 1.5 m away is beyond min_move: the "next to" pair goes
+    builder.integrate(3, [_inst("chair", "chair", (3.5, 3.0, 0.45), (0.5, 0.5, 0.9))])
+    assert not any("chair" in (e.source, e.target) for e in two_rooms.edges(EdgeKind.SPATIAL))
+    check_invariants(two_rooms)

@@ -45,7 +45,10 @@ class GraphMirror:
                 self._request_snapshot()
                 return
             try:
-                self._graph.apply(update)
+                if not self._graph.apply(update):
+                    # Older than what we hold: a restarted server (snapshot behind us) or a replay.
+                    self._request_snapshot()
+                    return
                 self._synced = True
             except SequenceGapError as exc:
                 self._node.get_logger().warn(f"{exc}; requesting a snapshot")

@@ -27,6 +27,7 @@ class SceneGraphServerConfig:
     vertical_gap: float = 0.05
     max_wall_angle_deg: float = 15.0
     group_radius: float = 1.5
+    min_move: float = 0.05
     related_categories_file: str = ""
     snapshot_file: str = ""
     snapshot_period_s: float = 10.0
@@ -48,4 +49,5 @@ class SceneGraphServerConfig:
                 max_wall_angle_deg=self.max_wall_angle_deg,
             ),
             group_radius=self.group_radius,
+            min_move=self.min_move,
         )

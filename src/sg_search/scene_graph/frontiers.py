@@ -43,7 +43,7 @@ def integrate_frontiers(graph: SceneGraph, frontiers: Sequence[FrontierObservati
         old = graph.get(f.frontier_id)
         if old is not None and old.kind != "frontier":
             raise ValueError(f"frontier id {f.frontier_id!r} collides with a {old.kind} node")
-    rooms = graph.nodes(layer=Layer.ROOM)
+    rooms = graph.rooms()
     fallback = next((n.id for n in graph.nodes(layer=Layer.BUILDING)), "")
     removed = []
     with graph.transaction():

@@ -81,6 +81,10 @@ class SceneGraph:
             if (layer is None or n.layer == layer) and (kind is None or n.kind == kind)
         ]
 
+    def rooms(self) -> list[SceneNode]:
+        """All room nodes (indexed: rooms are among the few nodes that lie in no room)."""
+        return [n for n in self.nodes_in_room("") if n.layer == Layer.ROOM]
+
     def nodes_in_room(self, room_id: str, layer: Layer | None = None) -> list[SceneNode]:
         """Nodes whose ``room_id`` is ``room_id`` (indexed: cost grows with the room, not the house)."""
         out = [self._data[i] for i in self._by_room.get(room_id, ())]

@@ -90,7 +90,7 @@ def integrate_instances(
         old = graph.get(instance.instance_id)
         if old is not None and old.kind not in ("object", "container"):
             raise ValueError(f"instance id {instance.instance_id!r} collides with a {old.kind} node")
-    rooms = graph.nodes(layer=Layer.ROOM)
+    rooms = graph.rooms()
     result = IntegrationResult()
     with graph.transaction():
         for instance_id in removed_instance_ids:
@@ -134,7 +134,10 @@ def _node_for(
     params: IntegrationParams,
 ) -> SceneNode:
     point = instance.centroid
-    room_id = next((r.id for r in rooms if r.bbox is not None and r.bbox.contains_xy(point)), "")
+    # Objects rarely change rooms: try the previous room before scanning all of them.
+    previous = graph.get(old.room_id) if old is not None and old.room_id else None
+    candidates = [previous, *rooms] if previous is not None else rooms
+    room_id = next((r.id for r in candidates if r.bbox is not None and r.bbox.contains_xy(point)), "")
     holder = next(
         (
             c

@@ -62,12 +62,20 @@ def _bounds(nodes: Sequence[SceneNode]) -> tuple[np.ndarray, np.ndarray]:
     return lo.reshape(-1, 3), hi.reshape(-1, 3)
 
 
-def relations_to(node: SceneNode, others: Sequence[SceneNode], params: RelationParams) -> list[str | None]:
-    """The relation of ``node`` to each of ``others`` ("next to", "above", "below") or None."""
+def relations_to(
+    node: SceneNode,
+    others: Sequence[SceneNode],
+    params: RelationParams,
+    bounds: tuple[np.ndarray, np.ndarray] | None = None,
+) -> list[str | None]:
+    """The relation of ``node`` to each of ``others`` ("next to", "above", "below") or None.
+
+    ``bounds``: ``_bounds(others)`` if the caller already has it.
+    """
     if not others:
         return []
     (a_lo,), (a_hi,) = _bounds([node])
-    lo, hi = _bounds(others)
+    lo, hi = bounds if bounds is not None else _bounds(others)
     gap = np.maximum(0.0, np.maximum(a_lo[:2], lo[:, :2]) - np.minimum(a_hi[:2], hi[:, :2]))
     overlap_xy = (gap == 0.0).all(axis=1)
     above = overlap_xy & (a_lo[2] >= hi[:, 2] - params.vertical_gap)
@@ -98,6 +106,7 @@ def update_geometric_relations(
     ``vetoed`` edges (refused by a VLM check) are never added. Returns the edges added.
     """
     added: list[SceneEdge] = []
+    rooms: dict[str, tuple[list[SceneNode], tuple[np.ndarray, np.ndarray]]] = {}  # only edges change below
     with graph.transaction():
         for node_id in changed:
             node = graph.get(node_id)
@@ -105,8 +114,13 @@ def update_geometric_relations(
                 continue
             wanted: set[tuple[str, str, str]] = set()
             if node.room_id:
-                others = [o for o in graph.nodes_in_room(node.room_id, Layer.OBJECT) if o.id != node_id]
-                for other, relation in zip(others, relations_to(node, others, params), strict=True):
+                if node.room_id not in rooms:
+                    members = graph.nodes_in_room(node.room_id, Layer.OBJECT)
+                    rooms[node.room_id] = (members, _bounds(members))
+                members, bounds = rooms[node.room_id]
+                for other, relation in zip(members, relations_to(node, members, params, bounds), strict=True):
+                    if other.id == node_id:
+                        continue
                     if relation is not None and (node_id, other.id, relation) not in vetoed:
                         wanted.add((node_id, other.id, relation))
                         wanted.add((other.id, node_id, _INVERSE[relation]))

@@ -95,11 +95,12 @@ class SceneGraphServer(Node):
         """Write the snapshot file (atomically) if the graph changed since the last save."""
         if not self.config.snapshot_file:
             return
-        with self._lock:
+        with self._lock:  # take the (immutable) snapshot under the lock, serialise outside it
             if self.graph.sequence == self._saved_sequence:
                 return
-            save_snapshot(self.graph, self.config.snapshot_file)
-            self._saved_sequence = self.graph.sequence
+            snapshot = self.graph.snapshot()
+        save_snapshot(snapshot, self.config.snapshot_file)
+        self._saved_sequence = snapshot.sequence
 
     def destroy_node(self) -> None:
         """Save the snapshot before going away."""

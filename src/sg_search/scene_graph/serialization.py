@@ -104,14 +104,17 @@ def edge_from_dict(data: dict[str, Any]) -> SceneEdge:
     )
 
 
-def graph_to_dict(graph: SceneGraph) -> dict[str, Any]:
-    """The whole graph with its sequence number, format and version."""
+def graph_to_dict(graph: SceneGraph | GraphUpdate) -> dict[str, Any]:
+    """The whole graph (or a full snapshot of it) with its sequence number, format and version."""
+    snapshot = graph.snapshot() if isinstance(graph, SceneGraph) else graph
+    if not snapshot.is_full:
+        raise ValueError("graph_to_dict needs a full snapshot, not an incremental update")
     return {
         "format": FORMAT,
         "version": VERSION,
-        "sequence": graph.sequence,
-        "nodes": [node_to_dict(n) for n in graph.nodes()],
-        "edges": [edge_to_dict(e) for e in graph.edges()],
+        "sequence": snapshot.sequence,
+        "nodes": [node_to_dict(n) for n in snapshot.nodes],
+        "edges": [edge_to_dict(e) for e in snapshot.edges],
     }
 
 
@@ -139,13 +142,14 @@ def graph_from_dict(data: dict[str, Any], graph: SceneGraph | None = None) -> Sc
     return target
 
 
-def dumps(graph: SceneGraph) -> str:
+def dumps(graph: SceneGraph | GraphUpdate) -> str:
     """Deterministic JSON text of the graph."""
     return json.dumps(graph_to_dict(graph), sort_keys=True, indent=1) + "\n"
 
 
-def save_snapshot(graph: SceneGraph, path: Path | str) -> None:
-    """Write the graph to ``path`` atomically (temp file in the same folder, fsync, rename)."""
+def save_snapshot(graph: SceneGraph | GraphUpdate, path: Path | str) -> None:
+    """Write the graph (or a full snapshot taken earlier, e.g. under a lock) to ``path``
+    atomically: temp file in the same folder, fsync, rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     text = dumps(graph)

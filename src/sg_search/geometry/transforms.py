@@ -46,6 +46,26 @@ def quat_to_matrix(q: FloatArray) -> FloatArray:
     )
 
 
+def quat_from_matrix(m: FloatArray) -> FloatArray:
+    """Unit (x, y, z, w) quaternion of a 3x3 rotation matrix (Shepperd's method)."""
+    m = np.asarray(m, dtype=float)
+    trace = m[0, 0] + m[1, 1] + m[2, 2]
+    if trace > 0:
+        s = 2.0 * np.sqrt(trace + 1.0)
+        q = [(m[2, 1] - m[1, 2]) / s, (m[0, 2] - m[2, 0]) / s, (m[1, 0] - m[0, 1]) / s, 0.25 * s]
+    elif m[0, 0] > m[1, 1] and m[0, 0] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[0, 0] - m[1, 1] - m[2, 2])
+        q = [0.25 * s, (m[0, 1] + m[1, 0]) / s, (m[0, 2] + m[2, 0]) / s, (m[2, 1] - m[1, 2]) / s]
+    elif m[1, 1] > m[2, 2]:
+        s = 2.0 * np.sqrt(1.0 + m[1, 1] - m[0, 0] - m[2, 2])
+        q = [(m[0, 1] + m[1, 0]) / s, 0.25 * s, (m[1, 2] + m[2, 1]) / s, (m[0, 2] - m[2, 0]) / s]
+    else:
+        s = 2.0 * np.sqrt(1.0 + m[2, 2] - m[0, 0] - m[1, 1])
+        q = [(m[0, 2] + m[2, 0]) / s, (m[1, 2] + m[2, 1]) / s, 0.25 * s, (m[1, 0] - m[0, 1]) / s]
+    out = np.array(q)
+    return np.asarray(out / np.linalg.norm(out), dtype=np.float64)
+
+
 def quat_from_yaw(yaw: float) -> FloatArray:
     """Rotation about +z by ``yaw`` radians."""
     return np.array([0.0, 0.0, np.sin(yaw / 2.0), np.cos(yaw / 2.0)])

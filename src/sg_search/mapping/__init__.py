@@ -1,0 +1,1 @@
+"""Occupancy mapping from posed depth and frontier extraction (``map`` frame, metres)."""

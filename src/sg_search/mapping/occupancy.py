@@ -1,0 +1,131 @@
+"""A 2D log-odds occupancy map built from posed depth images.
+
+Frames: depth in the camera optical frame (z forward, x right, y down), posed by
+``T_map_camera``; the map lies in ``map`` with z up and the floor at ``floor_z``.
+A depth pixel becomes an obstacle hit when its point's height above the floor lies in
+[``obstacle_min_z``, ``obstacle_max_z``] (defaults suit a 0.9 m camera and a robot up to
+1.5 m tall: the floor itself and the ceiling are not obstacles); every pixel's ray,
+projected on the floor plane and cut at ``max_range``, marks free space up to its end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sg_search.geometry import Transform
+from sg_search.mapping.grid import GridSpec
+
+UNKNOWN, FREE, OCCUPIED = -1, 0, 100  # OccupancyGrid cell values
+
+
+@dataclass(frozen=True)
+class CameraIntrinsics:
+    """Pinhole intrinsics [pixels]."""
+
+    fx: float
+    fy: float
+    cx: float
+    cy: float
+
+
+@dataclass(frozen=True)
+class OccupancyParams:
+    """Sensor model and height band [m]; log-odds increments are unitless."""
+
+    min_range: float = 0.1
+    max_range: float = 5.0
+    floor_z: float = 0.0
+    obstacle_min_z: float = 0.1
+    obstacle_max_z: float = 1.5
+    pixel_stride: int = 4
+    hit_log_odds: float = 0.85
+    miss_log_odds: float = -0.4
+    clamp_log_odds: float = 5.0
+    occupied_threshold: float = 0.6
+    free_threshold: float = -0.3
+
+
+class OccupancyMap:
+    """Log-odds grid; :meth:`integrate_depth` per frame, :meth:`states` for planning."""
+
+    def __init__(self, spec: GridSpec, params: OccupancyParams | None = None) -> None:
+        self.spec = spec
+        self.params = params or OccupancyParams()
+        self.log_odds = np.zeros(spec.shape, dtype=np.float32)
+        self.observed = np.zeros(spec.shape, dtype=bool)
+        self.frames = 0
+
+    def integrate_depth(
+        self, depth: NDArray[np.float32], intrinsics: CameraIntrinsics, t_map_camera: Transform
+    ) -> int:
+        """Fuse one depth image (H, W) in metres (0, NaN or inf = no return); returns pixels used.
+
+        A frame without any valid pixel changes nothing.
+        """
+        p = self.params
+        depth = np.asarray(depth, dtype=np.float32)
+        if depth.ndim != 2:
+            raise ValueError(f"depth must be (H, W), got shape {depth.shape}")
+        sub = depth[:: p.pixel_stride, :: p.pixel_stride]
+        rows, cols = np.mgrid[0 : depth.shape[0] : p.pixel_stride, 0 : depth.shape[1] : p.pixel_stride]
+        valid = np.isfinite(sub) & (sub > p.min_range)
+        if not valid.any():
+            return 0
+        z = sub[valid]
+        x = (cols[valid] - intrinsics.cx) / intrinsics.fx * z
+        y = (rows[valid] - intrinsics.cy) / intrinsics.fy * z
+        points = t_map_camera.apply(np.stack([x, y, z], axis=1))
+        origin = t_map_camera.translation
+        height = points[:, 2] - p.floor_z
+        planar = points[:, :2] - origin[:2]
+        dist = np.linalg.norm(planar, axis=1)
+        in_range = dist <= p.max_range
+        hits = points[in_range & (height >= p.obstacle_min_z) & (height <= p.obstacle_max_z)]
+        # free space: the floor-projected ray up to its end (cut at max_range)
+        scale = np.minimum(1.0, p.max_range / np.maximum(dist, 1e-6))
+        ends = origin[:2] + planar * scale[:, None]
+        self._mark_free(origin[:2], ends)
+        self._mark_hits(hits[:, :2])
+        self.frames += 1
+        return int(valid.sum())
+
+    def _mark_free(self, origin: NDArray[np.float64], ends: NDArray[np.float64]) -> None:
+        spec, res = self.spec, self.spec.resolution
+        # many rays end in the same cell: cast one ray per distinct end cell
+        ends = spec.to_metres(np.unique(spec.to_cells(ends), axis=0))
+        length = np.linalg.norm(ends - origin, axis=1)
+        steps = int(np.ceil(length.max() / (res * 0.5))) if len(length) else 0
+        if steps == 0:
+            return
+        t = np.linspace(0.0, 1.0, steps, endpoint=False)
+        samples = origin + (ends - origin)[:, None, :] * t[None, :, None]
+        cells = spec.to_cells(samples.reshape(-1, 2))
+        cells = cells[spec.inside(cells)]
+        flat = np.unique(cells[:, 0] * spec.width + cells[:, 1])
+        view = self.log_odds.reshape(-1)
+        view[flat] = np.maximum(view[flat] + self.params.miss_log_odds, -self.params.clamp_log_odds)
+        self.observed.reshape(-1)[flat] = True
+
+    def _mark_hits(self, xy: NDArray[np.float64]) -> None:
+        if len(xy) == 0:
+            return
+        spec = self.spec
+        cells = spec.to_cells(xy)
+        cells = cells[spec.inside(cells)]
+        flat = np.unique(cells[:, 0] * spec.width + cells[:, 1])
+        view = self.log_odds.reshape(-1)
+        # a hit outweighs the misses of the same frame (rays end in the obstacle cell)
+        view[flat] = np.minimum(
+            view[flat] - self.params.miss_log_odds + self.params.hit_log_odds, self.params.clamp_log_odds
+        )
+        self.observed.reshape(-1)[flat] = True
+
+    def states(self) -> NDArray[np.int8]:
+        """(rows, cols) of UNKNOWN (-1), FREE (0), OCCUPIED (100), as in an OccupancyGrid."""
+        out = np.full(self.spec.shape, UNKNOWN, dtype=np.int8)
+        out[self.observed & (self.log_odds <= self.params.free_threshold)] = FREE
+        out[self.observed & (self.log_odds >= self.params.occupied_threshold)] = OCCUPIED
+        return out

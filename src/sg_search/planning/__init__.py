@@ -1,0 +1,1 @@
+"""Geodesic distances, paths, path following and viewpoint selection on the occupancy map."""

@@ -1,0 +1,180 @@
+"""Path following: velocity commands (``cmd_vel`` in ``base_link``) or Habitat's discrete actions,
+with stuck detection and recovery.
+
+Poses are (x, y, yaw) in ``map`` [m, rad]; times in seconds; speeds in m/s and rad/s.
+The continuous controller is pure pursuit with a lookahead point and rotate-in-place for
+large heading errors. Stuck: less than ``stuck_min_progress`` metres of progress towards
+the goal within ``stuck_window_s``; recovery backs off, rotates, then asks for a re-plan;
+after ``max_recoveries`` it gives up (STUCK).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+from numpy.typing import NDArray
+
+Pose2D = tuple[float, float, float]
+
+
+class FollowStatus(Enum):
+    """What the follower is doing."""
+
+    ACTIVE = "active"
+    ARRIVED = "arrived"
+    RECOVERING = "recovering"
+    REPLAN = "replan"
+    STUCK = "stuck"
+
+
+class HabitatAction(Enum):
+    """Habitat ObjectNav's discrete actions."""
+
+    STOP = 0
+    MOVE_FORWARD = 1
+    TURN_LEFT = 2
+    TURN_RIGHT = 3
+
+
+@dataclass(frozen=True)
+class FollowerParams:
+    """Speeds, tolerances and recovery behaviour (see module docstring for units)."""
+
+    max_linear: float = 0.3
+    max_angular: float = 0.8
+    lookahead: float = 0.4
+    goal_tolerance: float = 0.15
+    heading_gain: float = 1.5
+    rotate_in_place_angle: float = 0.8
+    stuck_window_s: float = 5.0
+    stuck_min_progress: float = 0.1
+    max_recoveries: int = 3
+    backoff_s: float = 1.0
+    backoff_speed: float = 0.1
+    rotate_s: float = 2.0
+    forward_step: float = 0.25
+    turn_step: float = math.radians(30.0)
+
+
+@dataclass(frozen=True)
+class Command:
+    """One control output."""
+
+    linear: float
+    angular: float
+    status: FollowStatus
+    note: str = ""
+
+
+def _wrap(angle: float) -> float:
+    return (angle + math.pi) % (2 * math.pi) - math.pi
+
+
+def remaining_length(path: NDArray[np.float64], xy: NDArray[np.float64]) -> tuple[float, int]:
+    """Distance [m] from ``xy`` along the rest of ``path``, and the index of the next waypoint."""
+    if len(path) == 1:
+        return float(np.linalg.norm(path[0] - xy)), 0
+    seg = np.diff(path, axis=0)
+    rel = xy - path[:-1]
+    t = np.clip(np.einsum("ij,ij->i", rel, seg) / np.maximum(np.einsum("ij,ij->i", seg, seg), 1e-12), 0, 1)
+    closest = path[:-1] + seg * t[:, None]
+    i = int(np.argmin(np.linalg.norm(closest - xy, axis=1)))
+    rest = float(np.linalg.norm(path[i + 1] - closest[i])) + float(
+        np.linalg.norm(np.diff(path[i + 1 :], axis=0), axis=1).sum()
+    )
+    return rest + float(np.linalg.norm(closest[i] - xy)), i + 1
+
+
+def lookahead_point(
+    path: NDArray[np.float64], xy: NDArray[np.float64], lookahead: float
+) -> NDArray[np.float64]:
+    """The point ``lookahead`` metres further along the path than the robot's projection."""
+    _, nxt = remaining_length(path, xy)
+    point = xy
+    budget = lookahead
+    for waypoint in path[nxt:]:
+        step = float(np.linalg.norm(waypoint - point))
+        if step >= budget:
+            return np.asarray(point + (waypoint - point) * (budget / max(step, 1e-9)), dtype=float)
+        budget -= step
+        point = waypoint
+    return np.asarray(path[-1], dtype=float)
+
+
+class PathFollower:
+    """Turns a path into commands; call :meth:`command` at the control rate."""
+
+    def __init__(self, params: FollowerParams | None = None) -> None:
+        self.params = params or FollowerParams()
+        self.path: NDArray[np.float64] = np.zeros((0, 2))
+        self.recoveries = 0
+        self._progress: list[tuple[float, float]] = []
+        self._recovery_until = 0.0
+        self._recovery_phase = ""
+
+    def set_path(self, path: NDArray[np.float64], keep_recoveries: bool = False) -> None:
+        """Follow ``path`` (N, 2) [m] from now on (a re-plan keeps the recovery count)."""
+        if len(path) == 0:
+            raise ValueError("empty path")
+        self.path = np.asarray(path, dtype=float).reshape(-1, 2)
+        self._progress = []
+        self._recovery_phase = ""
+        if not keep_recoveries:
+            self.recoveries = 0
+
+    def command(self, pose: Pose2D, now: float) -> Command:
+        """Velocity command for ``pose`` at time ``now``."""
+        p = self.params
+        xy = np.array(pose[:2])
+        remaining, _ = remaining_length(self.path, xy)
+        if float(np.linalg.norm(self.path[-1] - xy)) <= p.goal_tolerance:
+            return Command(0.0, 0.0, FollowStatus.ARRIVED)
+        if self._recovery_phase:
+            return self._recover(now)
+        self._progress.append((now, remaining))
+        while self._progress and self._progress[0][0] < now - p.stuck_window_s:
+            self._progress.pop(0)
+        window_full = now - self._progress[0][0] >= p.stuck_window_s * 0.95
+        if window_full and self._progress[0][1] - remaining < p.stuck_min_progress:
+            if self.recoveries >= p.max_recoveries:
+                return Command(
+                    0.0, 0.0, FollowStatus.STUCK, f"no progress after {self.recoveries} recoveries"
+                )
+            self.recoveries += 1
+            self._recovery_phase, self._recovery_until = "back off", now + p.backoff_s
+            return self._recover(now)
+        target = lookahead_point(self.path, xy, p.lookahead)
+        error = _wrap(math.atan2(target[1] - xy[1], target[0] - xy[0]) - pose[2])
+        angular = float(np.clip(p.heading_gain * error, -p.max_angular, p.max_angular))
+        if abs(error) > p.rotate_in_place_angle:
+            return Command(0.0, angular, FollowStatus.ACTIVE, "rotate")
+        linear = min(p.max_linear, remaining) * math.cos(error)
+        return Command(float(linear), angular, FollowStatus.ACTIVE)
+
+    def _recover(self, now: float) -> Command:
+        p = self.params
+        if now < self._recovery_until:
+            if self._recovery_phase == "back off":
+                return Command(-p.backoff_speed, 0.0, FollowStatus.RECOVERING, "back off")
+            return Command(0.0, p.max_angular, FollowStatus.RECOVERING, "rotate")
+        if self._recovery_phase == "back off":
+            self._recovery_phase, self._recovery_until = "rotate", now + p.rotate_s
+            return Command(0.0, p.max_angular, FollowStatus.RECOVERING, "rotate")
+        self._recovery_phase = ""
+        self._progress = []
+        return Command(0.0, 0.0, FollowStatus.REPLAN, f"recovery {self.recoveries} done: re-plan")
+
+    def discrete_action(self, pose: Pose2D) -> HabitatAction:
+        """Habitat action towards the path: turn (30 deg) until within half a turn step, then forward."""
+        p = self.params
+        xy = np.array(pose[:2])
+        if float(np.linalg.norm(self.path[-1] - xy)) <= p.goal_tolerance:
+            return HabitatAction.STOP
+        target = lookahead_point(self.path, xy, max(p.lookahead, p.forward_step))
+        error = _wrap(math.atan2(target[1] - xy[1], target[0] - xy[0]) - pose[2])
+        if abs(error) <= p.turn_step / 2:
+            return HabitatAction.MOVE_FORWARD
+        return HabitatAction.TURN_LEFT if error > 0 else HabitatAction.TURN_RIGHT

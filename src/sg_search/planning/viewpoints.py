@@ -1,0 +1,100 @@
+"""Visibility-based viewpoint selection (MSGNav's VVD) for the final approach to an object.
+
+Candidates lie on circles of ``radii`` metres around the target points' centroid,
+``per_circle`` on each, kept if their cell is traversable (and reachable, given a distance
+field). For a candidate v and each target point p, the segment v-p shortened by ``margin``
+(tau) at both ends is *visible* when every point on it stays at least tau away from every
+scene point (the target's own points excluded). Score = fraction of visible target
+points. Distances between segment samples and the scene come from one KD-tree query.
+Frame ``map``, metres; the viewpoint's height is the camera height.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.spatial import cKDTree
+
+from sg_search.mapping.grid import GridSpec
+
+
+@dataclass(frozen=True)
+class ViewpointParams:
+    """Circle radii [m], candidates per circle, clearance margin tau [m], camera height [m]."""
+
+    radii: tuple[float, ...] = (0.8, 1.2, 1.6)
+    per_circle: int = 16
+    margin: float = 0.1
+    camera_height: float = 0.9
+    max_target_points: int = 200
+
+
+@dataclass(frozen=True)
+class Viewpoint:
+    """A scored viewpoint: position [m], yaw facing the target [rad], score in [0, 1], path [m]."""
+
+    xy: tuple[float, float]
+    yaw: float
+    score: float
+    distance: float
+
+
+def visibility_score(
+    viewpoint: NDArray[np.float64], target: NDArray[np.float64], scene: cKDTree | None, margin: float
+) -> float:
+    """Fraction of ``target`` points (N, 3) visible from ``viewpoint`` (3,) past ``scene``."""
+    if len(target) == 0:
+        return 0.0
+    if scene is None or scene.n == 0:
+        return 1.0
+    offsets = target - viewpoint
+    lengths = np.linalg.norm(offsets, axis=1)
+    usable = lengths > 2 * margin
+    steps = max(2, int(np.ceil(lengths.max() / (margin / 2.0))) + 1)
+    t = np.linspace(0.0, 1.0, steps)
+    # points along each shortened segment: from v + tau*u to p - tau*u
+    unit = offsets / np.maximum(lengths, 1e-9)[:, None]
+    start = viewpoint + margin * unit
+    span = np.maximum(lengths - 2 * margin, 0.0)
+    samples = start[:, None, :] + unit[:, None, :] * (span[:, None] * t[None, :])[:, :, None]
+    distances, _ = scene.query(samples.reshape(-1, 3), k=1, distance_upper_bound=margin)
+    clear = np.isinf(distances).reshape(len(target), steps).all(axis=1)
+    return float((clear & usable).mean())
+
+
+def select_viewpoints(
+    target_points: NDArray[np.float64],
+    scene_points: NDArray[np.float64],
+    free: NDArray[np.bool_],
+    spec: GridSpec,
+    params: ViewpointParams,
+    distance: NDArray[np.float64] | None = None,
+) -> list[Viewpoint]:
+    """Candidate viewpoints, best score first (shorter path breaks ties)."""
+    target = np.asarray(target_points, dtype=float).reshape(-1, 3)
+    if len(target) == 0:
+        raise ValueError("select_viewpoints needs at least one target point")
+    if len(target) > params.max_target_points:
+        target = target[np.linspace(0, len(target) - 1, params.max_target_points).astype(int)]
+    scene = np.asarray(scene_points, dtype=float).reshape(-1, 3)
+    tree = cKDTree(scene) if len(scene) else None
+    centre = target.mean(axis=0)
+    angles = np.linspace(0.0, 2 * np.pi, params.per_circle, endpoint=False)
+    out = []
+    for radius in params.radii:
+        xy = centre[:2] + radius * np.stack([np.cos(angles), np.sin(angles)], axis=1)
+        cells = spec.to_cells(xy)
+        for (x, y), (r, c) in zip(xy, cells, strict=True):
+            if not spec.inside(np.array([[r, c]]))[0] or not free[r, c]:
+                continue
+            path = float(distance[r, c]) if distance is not None else 0.0
+            if not np.isfinite(path):
+                continue
+            v = np.array([x, y, params.camera_height])
+            score = visibility_score(v, target, tree, params.margin)
+            yaw = float(np.arctan2(centre[1] - y, centre[0] - x))
+            out.append(Viewpoint((float(x), float(y)), yaw, score, path))
+    out.sort(key=lambda vp: (-vp.score, vp.distance))
+    return out

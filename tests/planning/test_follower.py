@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sg_search.planning.follower import FollowerParams, FollowStatus, HabitatAction, PathFollower
+
+PATH = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0]])
+
+
+def _drive(follower: PathFollower, pose: list[float], dt: float, steps: int, moves: bool = True):  # type: ignore[no-untyped-def]
+    """Integrate a unicycle base (a test double for the robot's base) under the follower."""
+    statuses = []
+    for k in range(steps):
+        cmd = follower.command((pose[0], pose[1], pose[2]), k * dt)
+        statuses.append(cmd.status)
+        assert abs(cmd.linear) <= follower.params.max_linear + 1e-9
+        assert abs(cmd.angular) <= follower.params.max_angular + 1e-9
+        if cmd.status in (FollowStatus.ARRIVED, FollowStatus.STUCK):
+            break
+        if cmd.status == FollowStatus.REPLAN:
+            follower.set_path(PATH, keep_recoveries=True)
+        if moves:
+            pose[0] += cmd.linear * math.cos(pose[2]) * dt
+            pose[1] += cmd.linear * math.sin(pose[2]) * dt
+            pose[2] += cmd.angular * dt
+    return statuses
+
+
+def test_follows_an_l_shaped_path_to_the_goal() -> None:
+    follower = PathFollower()
+    follower.set_path(PATH)
+    pose = [0.0, 0.0, math.pi / 2]  # facing away from the first leg: must rotate first
+    statuses = _drive(follower, pose, 0.05, 2000)
+    assert statuses[-1] == FollowStatus.ARRIVED
+    assert math.hypot(pose[0] - 2.0, pose[1] - 2.0) <= follower.params.goal_tolerance
+    assert follower.recoveries == 0
+
+
+def test_blocked_robot_recovers_then_gives_up() -> None:
+    params = FollowerParams(stuck_window_s=1.0, backoff_s=0.2, rotate_s=0.2, max_recoveries=2)
+    follower = PathFollower(params)
+    follower.set_path(PATH)
+    statuses = _drive(follower, [0.0, 0.0, 0.0], 0.05, 2000, moves=False)
+    assert FollowStatus.RECOVERING in statuses and FollowStatus.REPLAN in statuses
+    assert statuses[-1] == FollowStatus.STUCK and follower.recoveries == 2
+
+
+def test_discrete_actions_reach_the_goal() -> None:
+    follower = PathFollower(FollowerParams(goal_tolerance=0.2))
+    follower.set_path(PATH)
+    x, y, yaw = 0.0, 0.0, math.pi
+    for _ in range(200):
+        action = follower.discrete_action((x, y, yaw))
+        if action == HabitatAction.STOP:
+            break
+        if action == HabitatAction.MOVE_FORWARD:
+            x, y = x + 0.25 * math.cos(yaw), y + 0.25 * math.sin(yaw)
+        else:
+            yaw += math.radians(30) * (1 if action == HabitatAction.TURN_LEFT else -1)
+    assert action == HabitatAction.STOP
+    assert math.hypot(x - 2.0, y - 2.0) <= 0.2

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from sg_search.mapping.grid import GridSpec
+from sg_search.planning.viewpoints import ViewpointParams, select_viewpoints, visibility_score
+
+SPEC = GridSpec(resolution=0.05, width=200, height=200, origin_x=0.0, origin_y=0.0)
+
+
+def _target() -> np.ndarray:
+    """Points on a 20 cm cube standing on the floor at (5, 5)."""
+    g = np.linspace(-0.1, 0.1, 5)
+    xs, ys, zs = np.meshgrid(g, g, g + 0.4)
+    return np.stack([xs.ravel() + 5.0, ys.ravel() + 5.0, zs.ravel()], axis=1)
+
+
+def _wall() -> np.ndarray:
+    """A wall at x = 4.3 from y = 4 to 6, 0 to 2 m high, sampled every 5 cm."""
+    ys, zs = np.meshgrid(np.arange(4.0, 6.0, 0.05), np.arange(0.0, 2.0, 0.05))
+    return np.stack([np.full(ys.size, 4.3), ys.ravel(), zs.ravel()], axis=1)
+
+
+def test_occluded_viewpoint_scores_low_open_one_high() -> None:
+    tree = cKDTree(_wall())
+    behind_wall = visibility_score(np.array([3.6, 5.0, 0.9]), _target(), tree, 0.1)
+    in_the_open = visibility_score(np.array([5.0, 6.2, 0.9]), _target(), tree, 0.1)
+    assert behind_wall < 0.2
+    assert in_the_open > 0.8
+
+
+def test_selection_prefers_visible_reachable_viewpoints() -> None:
+    free = np.ones(SPEC.shape, dtype=bool)
+    free[:, 85:87] = False  # the wall's cells at x = 4.25..4.35 are not traversable
+    best = select_viewpoints(_target(), _wall(), free, SPEC, ViewpointParams())
+    assert best[0].score > 0.8
+    assert best[0].xy[0] > 4.3, "the best viewpoint is on the open side of the wall"
+    assert all(vp.score <= best[0].score for vp in best)
+    facing = np.array([np.cos(best[0].yaw), np.sin(best[0].yaw)])
+    to_target = np.array([5.0, 5.0]) - np.array(best[0].xy)
+    assert np.dot(facing, to_target / np.linalg.norm(to_target)) > 0.99
+    wall_side = [vp for vp in best if vp.xy[0] < 4.2]
+    assert wall_side and max(vp.score for vp in wall_side) < best[0].score

@@ -31,6 +31,7 @@ setup(
             "scene_graph_server = sg_search.ros.runner:scene_graph_server_main",
             "reasoner = sg_search.ros.runner:reasoner_main",
             "observation_replay = sg_search.ros.runner:observation_replay_main",
+            "frontier_planner = sg_search.ros.runner:frontier_planner_main",
         ],
     },
 )

@@ -6,8 +6,12 @@ Set before anything imports rclpy; subprocesses started by tests inherit it.
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))  # shared test helpers (box_room, ...)
 
 DOMAIN_BASE = 40  # workers use 40, 41, ...; ROS_DOMAIN_ID must stay <= 101
 

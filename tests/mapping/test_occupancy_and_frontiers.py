@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import numpy as np
-from conftest import INTRINSICS, camera_pose, render_box_room
+from box_room import INTRINSICS, camera_pose, render_box_room
 
 from sg_search.mapping.frontiers import FrontierExtractor
 from sg_search.mapping.grid import GridSpec

@@ -19,6 +19,7 @@ from rclpy.node import Node  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
 from sg_search.ros.futures import wait_future  # noqa: E402
+from sg_search.ros.runner import EXECUTOR_THREADS  # noqa: E402
 from sg_search.ros.search_client import SearchClient, TaskResult  # noqa: E402
 
 PHASE_WIDTH = 8
@@ -27,7 +28,7 @@ PHASE_WIDTH = 8
 @contextmanager
 def spinning(nodes: list[Node]) -> Iterator[MultiThreadedExecutor]:
     """Spin ``nodes`` on a background MultiThreadedExecutor for the duration of the block."""
-    executor = MultiThreadedExecutor()
+    executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)
     for node in nodes:
         executor.add_node(node)
     thread = threading.Thread(target=executor.spin, daemon=True)

@@ -14,13 +14,16 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor  # 
 from rclpy.node import Node  # noqa: E402
 
 NodeFactory = Callable[[], Node]
+# Actions (search, navigate) hold a thread for their whole run; sensor, TF and timer
+# callbacks need threads of their own beside them, whatever the number of cores.
+EXECUTOR_THREADS = 8
 
 
 def spin_nodes(factories: Sequence[NodeFactory], args: Sequence[str] | None = None) -> int:
     """Create the nodes, spin them on one MultiThreadedExecutor until shutdown; exit code."""
     rclpy.init(args=list(args) if args is not None else sys.argv)
     nodes: list[Node] = []
-    executor = MultiThreadedExecutor()
+    executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)
     try:
         for factory in factories:
             node = factory()
@@ -57,3 +60,10 @@ def observation_replay_main() -> int:
     from sg_search.ros.observation_replay import ObservationReplay
 
     return spin_nodes([ObservationReplay])
+
+
+def frontier_planner_main() -> int:
+    """Console script ``frontier_planner``."""
+    from sg_search.ros.frontier_planner import FrontierPlanner
+
+    return spin_nodes([FrontierPlanner])

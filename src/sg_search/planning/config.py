@@ -1,0 +1,73 @@
+"""Parameters of the frontier_planner node (``frontier_planner`` in config/sg_search.yaml)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sg_search.mapping.grid import GridSpec
+from sg_search.mapping.occupancy import OccupancyParams
+from sg_search.planning.follower import FollowerParams
+from sg_search.planning.geodesic import PlannerParams
+from sg_search.planning.viewpoints import ViewpointParams
+
+
+@dataclass(frozen=True)
+class FrontierPlannerConfig:
+    """See config/sg_search.yaml for meaning and units."""
+
+    map_frame: str = "map"
+    base_frame: str = "base_link"
+    resolution: float = 0.05
+    width: int = 800
+    height: int = 800
+    origin_x: float = -20.0
+    origin_y: float = -20.0
+    max_range: float = 5.0
+    obstacle_min_z: float = 0.1
+    obstacle_max_z: float = 1.5
+    pixel_stride: int = 4
+    depth_scale: float = 0.001
+    robot_radius: float = 0.25
+    unknown_is_free: bool = False
+    min_frontier_cells: int = 8
+    update_period_s: float = 0.5
+    control_period_s: float = 0.1
+    max_linear: float = 0.3
+    max_angular: float = 0.8
+    goal_tolerance: float = 0.15
+    stuck_window_s: float = 5.0
+    max_recoveries: int = 3
+    navigate_timeout_s: float = 120.0
+    approach_radii: tuple[float, ...] = (0.8, 1.2, 1.6)
+    tf_timeout_s: float = 0.2
+
+    def grid(self) -> GridSpec:
+        """The map's geometry."""
+        return GridSpec(self.resolution, self.width, self.height, self.origin_x, self.origin_y)
+
+    def occupancy(self) -> OccupancyParams:
+        """Sensor model."""
+        return OccupancyParams(
+            max_range=self.max_range,
+            obstacle_min_z=self.obstacle_min_z,
+            obstacle_max_z=self.obstacle_max_z,
+            pixel_stride=self.pixel_stride,
+        )
+
+    def planner(self) -> PlannerParams:
+        """Traversability."""
+        return PlannerParams(robot_radius=self.robot_radius, unknown_is_free=self.unknown_is_free)
+
+    def follower(self) -> FollowerParams:
+        """Controller."""
+        return FollowerParams(
+            max_linear=self.max_linear,
+            max_angular=self.max_angular,
+            goal_tolerance=self.goal_tolerance,
+            stuck_window_s=self.stuck_window_s,
+            max_recoveries=self.max_recoveries,
+        )
+
+    def viewpoints(self) -> ViewpointParams:
+        """VVD candidates."""
+        return ViewpointParams(radii=self.approach_radii)

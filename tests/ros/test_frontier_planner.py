@@ -1,0 +1,163 @@
+"""frontier_planner in its own process, fed over DDS by a kinematic base double that renders
+depth of an empty 6 m x 4 m room (a stand-in for the simulator bridge, which has no
+MuJoCo scene yet): the map, frontiers, geodesic distances and the navigate action."""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+import numpy as np
+import pytest
+from box_room import HEIGHT, INTRINSICS, WIDTH, camera_pose, render_box_room
+from conftest import wait_for
+from geometry_msgs.msg import Point, Twist
+from nav_msgs.msg import OccupancyGrid
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sensor_msgs.msg import CameraInfo, Image
+from sg_search_interfaces.action import NavigateTo
+from sg_search_interfaces.msg import FrontierArray
+from sg_search_interfaces.srv import GetGeodesicDistances
+from test_stack_over_dds import call
+
+from sg_search.geometry import Transform
+from sg_search.geometry.transforms import quat_from_yaw
+from sg_search.ros.futures import wait_future
+from sg_search.ros.images import depth_to_msg
+from sg_search.ros.tf import TfBroadcaster, transform_to_msg
+
+pytestmark = pytest.mark.ros
+CAMERA_HEIGHT = 0.9
+GRID = (
+    "-p",
+    "width:=160",
+    "-p",
+    "height:=120",
+    "-p",
+    "origin_x:=-1.0",
+    "-p",
+    "origin_y:=-1.0",
+    "-p",
+    "update_period_s:=0.3",
+    "-p",
+    "robot_radius:=0.2",
+)
+
+
+class KinematicBaseDouble:
+    """Integrates cmd_vel as a unicycle, publishes TF and depth of the box room (test double)."""
+
+    def __init__(self, node: Node, x: float, y: float, yaw: float) -> None:
+        self.node, self.pose, self.cmd = node, [x, y, yaw], Twist()
+        self.tf = TfBroadcaster(node)
+        self.depth = node.create_publisher(Image, "depth", 10)
+        self.info = node.create_publisher(CameraInfo, "camera_info", 10)
+        node.create_subscription(Twist, "cmd_vel", self._on_cmd, 10)
+        # optical frame: z forward, x right, y down, relative to base_link
+        optical = camera_pose(0.0, 0.0, 0.0, CAMERA_HEIGHT)
+        self.tf.send_static(
+            [
+                transform_to_msg("map", "odom", 0.0, Transform()),
+                transform_to_msg("base_link", "camera", 0.0, optical),
+            ]
+        )
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _on_cmd(self, msg: Twist) -> None:
+        self.cmd = msg
+
+    def _run(self) -> None:
+        dt, frame = 0.05, 0
+        while not self._stop.is_set():
+            x, y, yaw = self.pose
+            v, w = self.cmd.linear.x, self.cmd.angular.z
+            self.pose = [x + v * math.cos(yaw) * dt, y + v * math.sin(yaw) * dt, yaw + w * dt]
+            now = self.node.get_clock().now()
+            stamp = now.nanoseconds * 1e-9
+            base = Transform(np.array([self.pose[0], self.pose[1], 0.0]), quat_from_yaw(self.pose[2]))
+            self.tf.send([transform_to_msg("odom", "base_link", stamp, base)])
+            if frame % 4 == 0:
+                depth = render_box_room(camera_pose(self.pose[0], self.pose[1], self.pose[2], CAMERA_HEIGHT))
+                image = depth_to_msg(depth, "camera")
+                image.header.stamp = now.to_msg()
+                info = CameraInfo(width=WIDTH, height=HEIGHT)
+                info.header = image.header
+                info.k = [INTRINSICS.fx, 0.0, INTRINSICS.cx, 0.0, INTRINSICS.fy, INTRINSICS.cy, 0.0, 0.0, 1.0]
+                self.info.publish(info)
+                self.depth.publish(image)
+            frame += 1
+            time.sleep(dt)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(2.0)
+
+
+@pytest.fixture
+def base(ros_node: Node):  # type: ignore[no-untyped-def]
+    double = KinematicBaseDouble(ros_node, 1.0, 2.0, 0.0)
+    yield double
+    double.stop()
+
+
+def test_map_frontiers_and_distances(start_node: Any, ros_node: Node, base: KinematicBaseDouble) -> None:
+    start_node("frontier_planner", *GRID)
+    maps: list[OccupancyGrid] = []
+    frontiers: list[FrontierArray] = []
+    qos = QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+    )
+    ros_node.create_subscription(OccupancyGrid, "map", maps.append, qos)
+    ros_node.create_subscription(FrontierArray, "frontiers", frontiers.append, 10)
+
+    def mapped() -> bool:
+        return (
+            bool(maps)
+            and (np.array(maps[-1].data) == 0).sum() > 500
+            and bool(frontiers and frontiers[-1].frontiers)
+        )
+
+    assert wait_for(mapped, timeout=30), "no map with free space and frontiers"
+    grid = np.array(maps[-1].data, dtype=np.int16).reshape(120, 160)
+    wall = (int((2.0 + 1.0) / 0.05), int((6.0 + 1.0) / 0.05))  # (row, col) of (6.0, 2.0)
+    assert grid[wall] == 100 and grid[60, 80] == 0 and maps[-1].header.frame_id == "map"
+    response = call(
+        ros_node,
+        GetGeodesicDistances,
+        "geodesic_distances",
+        GetGeodesicDistances.Request(points=[Point(x=3.0, y=2.0), Point(x=40.0, y=2.0)]),
+    )
+    assert response.success
+    assert response.distances[0] == pytest.approx(2.0, abs=0.1) and response.distances[1] == -1.0
+
+
+def test_navigate_to_a_pose_and_refuse_bad_goals(
+    start_node: Any, ros_node: Node, base: KinematicBaseDouble
+) -> None:
+    start_node("frontier_planner", *GRID)
+    client = ActionClient(ros_node, NavigateTo, "navigate")
+    assert client.wait_for_server(timeout_sec=20)
+    time.sleep(2.0)  # a few depth frames: the space ahead becomes known
+
+    def send(x: float, y: float) -> Any:
+        goal = NavigateTo.Goal()
+        goal.pose.header.frame_id = "map"
+        goal.pose.pose.position.x, goal.pose.pose.position.y = x, y
+        handle = wait_future(client.send_goal_async(goal), 10.0)
+        assert handle is not None and handle.accepted
+        return wait_future(handle.get_result_async(), 90.0)
+
+    outside = send(40.0, 2.0)
+    assert (
+        outside.result.error_code == NavigateTo.Result.INVALID_GOAL and "outside" in outside.result.error_msg
+    )
+    arrived = send(4.5, 2.5)
+    assert arrived.result.error_code == NavigateTo.Result.NONE, arrived.result.error_msg
+    assert math.hypot(base.pose[0] - 4.5, base.pose[1] - 2.5) < 0.3
+    assert arrived.result.path_length == pytest.approx(math.hypot(3.5, 0.5), rel=0.3)

@@ -67,6 +67,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.graph",
         "scene-graph update latency at 100/1k/10k objects, snapshots, LLM calls",
     ),
+    "planner": (
+        "sg_search.bench.planner",
+        "map/frontier/distance-field timing (800x800), geodesic accuracy, VVD",
+    ),
     "dds-images": ("sg_search.bench.dds_images", "640x480 RGB-D at 30 Hz across processes (needs ROS)"),
 }
 

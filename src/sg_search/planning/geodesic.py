@@ -43,9 +43,17 @@ def traversable(states: NDArray[np.int8], spec: GridSpec, params: PlannerParams)
     if params.unknown_is_free:
         allowed |= states == UNKNOWN
     occupied = states == OCCUPIED
-    if occupied.any():
-        clearance = ndimage.distance_transform_edt(~occupied) * spec.resolution
-        allowed &= clearance > params.robot_radius
+    if not occupied.any() or not allowed.any():
+        return np.asarray(allowed, dtype=bool)
+    # the clearance only matters near allowed cells: work in their bounding box (+ radius)
+    margin = int(np.ceil(params.robot_radius / spec.resolution)) + 1
+    rows, cols = np.nonzero(allowed.any(axis=1))[0], np.nonzero(allowed.any(axis=0))[0]
+    box = (
+        slice(max(0, rows[0] - margin), rows[-1] + margin + 1),
+        slice(max(0, cols[0] - margin), cols[-1] + margin + 1),
+    )
+    clearance = ndimage.distance_transform_edt(~occupied[box]) * spec.resolution
+    allowed[box] &= clearance > params.robot_radius
     return np.asarray(allowed, dtype=bool)
 
 
@@ -59,12 +67,18 @@ class DistanceField:
         self.free = free
         self.params = params
         self.start = snap_to_free(free, spec, start_xy, params.snap_radius, "start")
-        phi = np.ones(free.shape)
-        phi[self.start] = -1.0
-        masked = np.ma.MaskedArray(phi, mask=~free)
-        field = skfmm.distance(masked, dx=spec.resolution)
-        distance = np.asarray(field.filled(np.inf), dtype=float)
-        distance[~free] = np.inf
+        # March only over the bounding box of the start's connected free region (exact: the
+        # rest is unreachable); on a mostly unknown map that is a small part of the grid.
+        labels, _ = ndimage.label(free, structure=np.ones((3, 3), dtype=bool))
+        region = labels == labels[self.start]
+        rows, cols = np.nonzero(np.any(region, axis=1))[0], np.nonzero(np.any(region, axis=0))[0]
+        box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
+        phi = np.ones(region[box].shape)
+        phi[self.start[0] - rows[0], self.start[1] - cols[0]] = -1.0
+        field = skfmm.distance(np.ma.MaskedArray(phi, mask=~region[box]), dx=spec.resolution)
+        distance = np.full(free.shape, np.inf)
+        distance[box] = np.asarray(np.ma.filled(field, np.inf), dtype=float)
+        distance[~region] = np.inf
         # skfmm measures from the zero level set, half a cell from the start cell's centre
         distance[np.isfinite(distance)] += spec.resolution / 2.0
         distance[self.start] = 0.0
@@ -91,7 +105,7 @@ class DistanceField:
         if not np.isfinite(self.distance[goal]):
             raise PlanningError(f"goal {goal_xy} is not reachable from the start")
         cells = [goal]
-        rows, cols = self.distance.shape
+        rows, cols = self.free.shape
         current = goal
         for _ in range(rows * cols):
             if current == self.start:

@@ -1,4 +1,5 @@
-"""The stack on a robot (Toyota HSR topic names by default); perception feeds `observations`.
+"""The stack on a robot (Toyota HSR topic names and frames by default): scene graph server,
+frontier planner (head depth camera, omni base), reasoner; perception feeds `observations`.
 
 ros2 launch sg_search robot.launch.py [prior_scene_file:=/path/apartment.yaml]
 """
@@ -30,6 +31,19 @@ def generate_launch_description() -> LaunchDescription:
                 namespace=namespace,
                 parameters=[params, {"prior_scene_file": prior}],
                 remappings=[("observations", "perception/observations")],
+                output="screen",
+            ),
+            Node(
+                package="sg_search",
+                executable="frontier_planner",
+                name="frontier_planner",
+                namespace=namespace,
+                parameters=[params, {"base_frame": "base_footprint"}],
+                remappings=[
+                    ("depth", "/head_rgbd_sensor/depth_registered/image_rect_raw"),
+                    ("camera_info", "/head_rgbd_sensor/depth_registered/camera_info"),
+                    ("cmd_vel", "/omni_base_controller/cmd_vel"),
+                ],
                 output="screen",
             ),
             Node(

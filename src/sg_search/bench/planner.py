@@ -124,24 +124,29 @@ def _accuracy(rng: random.Random) -> dict[str, float]:
     free = traversable(states, ROOM, PARAMS)
     corners = [np.array(p) for box in boxes for p in _inflated_outline(box, r)]
     corners = [c for c in corners if 0.4 < c[0] < 19.6 and 0.4 < c[1] < 19.6]
+    corner_graph = nx.Graph()  # visibility among obstacle corners, built once per room
+    for i, j in itertools.combinations(range(len(corners)), 2):
+        if _segment_clear(corners[i], corners[j], boxes, r):
+            corner_graph.add_edge(i, j, weight=float(np.linalg.norm(corners[i] - corners[j])))
     errors: list[float] = []
     while len(errors) < PAIRS:
         a = np.array([rng.uniform(1, 19), rng.uniform(1, 19)])
         b = np.array([rng.uniform(1, 19), rng.uniform(1, 19)])
         if not (_segment_clear(a, a, boxes, r + 0.1) and _segment_clear(b, b, boxes, r + 0.1)):
             continue
-        nodes = [a, b, *corners]
-        graph = nx.Graph()
-        for i, j in itertools.combinations(range(len(nodes)), 2):
-            if _segment_clear(nodes[i], nodes[j], boxes, r):
-                graph.add_edge(i, j, weight=float(np.linalg.norm(nodes[i] - nodes[j])))
+        graph = corner_graph.copy()
+        for name, point in (("a", a), ("b", b)):
+            for i, corner in enumerate(corners):
+                if _segment_clear(point, corner, boxes, r):
+                    graph.add_edge(name, i, weight=float(np.linalg.norm(point - corner)))
+        if _segment_clear(a, b, boxes, r):
+            graph.add_edge("a", "b", weight=float(np.linalg.norm(a - b)))
         try:
-            exact = nx.shortest_path_length(graph, 0, 1, weight="weight")
+            exact = nx.shortest_path_length(graph, "a", "b", weight="weight")
         except (nx.NetworkXNoPath, nx.NodeNotFound):
             continue
-        measured = DistanceField(free, ROOM, (float(a[0]), float(a[1])), PARAMS).distance_to(
-            (float(b[0]), float(b[1]))
-        )
+        field = DistanceField(free, ROOM, (float(a[0]), float(a[1])), PARAMS)
+        measured = field.distance_to((float(b[0]), float(b[1])))
         if math.isfinite(measured) and exact > 1.0:
             errors.append(abs(measured - exact) / exact)
     return {

@@ -21,7 +21,7 @@ def test_help_lists_every_subcommand() -> None:
 
 
 def test_pending_subcommands_say_so_and_fail() -> None:
-    result = _run("sim")
+    result = _run("distill")
     assert result.returncode == 2 and "not available yet" in result.stderr
 
 
@@ -59,3 +59,13 @@ def test_graph_draw_renders_a_snapshot(tmp_path: Path) -> None:
     bad.write_text("{}")
     refused = _run("graph", "draw", str(bad), "--out", str(out))
     assert refused.returncode == 2 and "not a scene graph snapshot" in refused.stderr
+
+
+def test_sim_layout_writes_a_loadable_prior_and_a_picture(tmp_path: Path) -> None:
+    result = _run("sim", "layout", "--scene", "Merom_1_int", "--seed", "2", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    prior = yaml.safe_load((tmp_path / "Merom_1_int_seed2.yaml").read_text())
+    assert prior["metadata"]["synthetic_adjacency"] is True and prior["rooms"] and prior["doors"]
+    assert (tmp_path / "Merom_1_int_seed2.png").stat().st_size > 10_000
+    unknown = _run("sim", "layout", "--scene", "Nowhere_0_int", "--out", str(tmp_path))
+    assert unknown.returncode == 2 and "unknown scene 'Nowhere_0_int'" in unknown.stderr

@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 PENDING = {
-    "sim": "the embedded MuJoCo simulator (issue 3)",
     "knowledge": "the distilled commonsense knowledge (issue 7)",
     "distill": "the knowledge-distillation pipeline (issue 7)",
 }
@@ -59,6 +58,15 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--workers", type=int, default=1, help="parallel processes")
     bench.add_argument("--json", type=Path, default=None, help="write machine-readable results here")
 
+    sim = sub.add_parser("sim", help="simulator scenes: bddl houses and their procedural layouts")
+    sim_sub = sim.add_subparsers(dest="sim_command", required=True, metavar="ACTION")
+    scenes = sim_sub.add_parser("scenes", help="list the bddl scenes with rooms, furniture and split")
+    scenes.add_argument("--split", choices=("train", "val", "test"), default=None)
+    layout = sim_sub.add_parser("layout", help="lay a scene out: prior YAML + top-down PNG")
+    layout.add_argument("--scene", required=True, help="bddl scene name (see 'sg-search sim scenes')")
+    layout.add_argument("--seed", type=int, default=0)
+    layout.add_argument("--out", type=Path, required=True, help="output folder")
+
     for name, what in PENDING.items():
         sub.add_parser(name, help=f"(not available yet: {what})")
     return parser
@@ -75,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.command == "bench":
         return _bench(args)
+    if args.command == "sim":
+        return _sim(args)
     if args.command == "graph" and args.graph_command in ("schema", "draw"):
         return _graph_offline(args)
     from sg_search.ros import commands  # needs rclpy
@@ -105,6 +115,43 @@ def _graph_offline(args: argparse.Namespace) -> int:
         print(f"sg-search graph draw: {exc}", file=sys.stderr)
         return 2
     print(draw_top_down(graph, args.out, title=args.snapshot.name))
+    return 0
+
+
+def _sim(args: argparse.Namespace) -> int:
+    from sg_search.sim.bddl_scenes import SceneError, load_house, scene_names
+    from sg_search.sim.layout import layout_house
+
+    if args.sim_command == "scenes":
+        for name in scene_names(args.split):
+            house = load_house(name)
+            furniture = sum(sum(r.furniture.values()) for r in house.rooms)
+            print(f"{name:34s} {house.split:5s} {len(house.rooms):3d} rooms {furniture:4d} furniture")
+        return 0
+    try:
+        layout = layout_house(load_house(args.scene), args.seed)
+    except SceneError as exc:
+        print(f"sg-search sim layout: {exc}", file=sys.stderr)
+        return 2
+    import yaml
+
+    from sg_search.scene_graph import SceneGraph
+    from sg_search.scene_graph.draw import draw_top_down
+    from sg_search.scene_graph.prior import add_prior
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    stem = args.out / f"{args.scene}_seed{args.seed}"
+    prior = layout.to_prior()
+    prior["metadata"] = {
+        **layout.metadata,
+        "unplaced": layout.unplaced,
+        "scene": args.scene,
+        "seed": args.seed,
+    }
+    stem.with_suffix(".yaml").write_text(yaml.safe_dump(prior, sort_keys=False))
+    title = f"{args.scene} (seed {args.seed}; layout synthetic)"
+    draw_top_down(add_prior(prior, SceneGraph()), stem.with_suffix(".png"), title=title)
+    print(f"{stem}.yaml\n{stem}.png")
     return 0
 
 

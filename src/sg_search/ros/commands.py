@@ -54,18 +54,18 @@ def demo(query: str, timeout_s: float, params_file: Path | None) -> int:
     scene = package_share() / "config" / "demo" / "apartment.yaml"
     params = params_file or default_params_file()
     rclpy.init(args=["sg-search", "--ros-args", "--params-file", str(params)])
+    nodes: list[Node] = []
     try:
-        nodes: list[Node] = [
-            SceneGraphServer(parameter_overrides=[Parameter("prior_scene_file", value=str(scene))]),
-            ObservationReplay(parameter_overrides=[Parameter("replay_file", value=str(scene))]),
-            ReasonerNode(),
-        ]
+        nodes.append(SceneGraphServer(parameter_overrides=[Parameter("prior_scene_file", value=str(scene))]))
+        nodes.append(ObservationReplay(parameter_overrides=[Parameter("replay_file", value=str(scene))]))
+        nodes.append(ReasonerNode())
         client_node = Node("sg_search_demo_client")
-        with spinning([*nodes, client_node]):
+        nodes.append(client_node)
+        with spinning(nodes):
             print(f"[demo] scene: {scene.name} (recorded perception; simulator not yet part of the stack)")
             return _run_search(client_node, query, "", 0, timeout_s)
     finally:
-        for node in locals().get("nodes", []):
+        for node in nodes:
             node.destroy_node()
         rclpy.shutdown()
 

@@ -15,6 +15,7 @@ Services:
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -122,30 +123,33 @@ class SceneGraphServer(Node):
         return Header(stamp=self.get_clock().now().to_msg(), frame_id=self.config.frame_id)
 
     def _on_observations(self, msg: ObjectObservationArray) -> None:
-        if msg.header.frame_id and msg.header.frame_id != self.config.frame_id:
-            self.get_logger().error(
-                f"observations in frame '{msg.header.frame_id}', expected '{self.config.frame_id}': ignored"
-            )
-            return
-        with self._lock:
-            try:
-                self.builder.integrate(msg.frame_index, instances_from_msg(msg), msg.removed_instance_ids)
-            except (ValueError, KeyError) as exc:
-                self.get_logger().error(f"frame {msg.frame_index} rejected, graph unchanged: {exc}")
-                return
-            self._publish_incremental()
+        self._apply(
+            f"observations of frame {msg.frame_index}",
+            msg.header.frame_id,
+            lambda: self.builder.integrate(
+                msg.frame_index, instances_from_msg(msg), msg.removed_instance_ids
+            ),
+        )
 
     def _on_frontiers(self, msg: FrontierArray) -> None:
-        if msg.header.frame_id and msg.header.frame_id != self.config.frame_id:
+        self._apply(
+            "frontiers",
+            msg.header.frame_id,
+            lambda: self.builder.integrate_frontiers(frontiers_from_msg(msg)),
+        )
+
+    def _apply(self, what: str, frame_id: str, change: Callable[[], object]) -> None:
+        """Run one change of the graph; refuse it whole (graph unchanged) on bad input."""
+        if frame_id and frame_id != self.config.frame_id:
             self.get_logger().error(
-                f"frontiers in frame '{msg.header.frame_id}', expected '{self.config.frame_id}'"
+                f"{what} in frame '{frame_id}', expected '{self.config.frame_id}': ignored"
             )
             return
         with self._lock:
             try:
-                self.builder.integrate_frontiers(frontiers_from_msg(msg))
-            except ValueError as exc:
-                self.get_logger().error(f"frontiers rejected, graph unchanged: {exc}")
+                change()
+            except (ValueError, KeyError) as exc:
+                self.get_logger().error(f"{what} rejected, graph unchanged: {exc}")
                 return
             self._publish_incremental()
 

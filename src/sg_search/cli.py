@@ -67,6 +67,12 @@ def _parser() -> argparse.ArgumentParser:
     layout.add_argument("--seed", type=int, default=0)
     layout.add_argument("--out", type=Path, required=True, help="output folder")
 
+    episodes = sim_sub.add_parser("episodes", help="object-search episodes as JSON lines")
+    episodes.add_argument("--split", choices=("train", "val", "test"), default="test")
+    episodes.add_argument("--n", type=int, default=10, help="how many episodes")
+    episodes.add_argument("--tier", choices=("typical", "misplaced"), default="typical")
+    episodes.add_argument("--seed", type=int, default=0)
+
     for name, what in PENDING.items():
         sub.add_parser(name, help=f"(not available yet: {what})")
     return parser
@@ -122,6 +128,19 @@ def _sim(args: argparse.Namespace) -> int:
     from sg_search.sim.bddl_scenes import SceneError, load_house, scene_names
     from sg_search.sim.layout import layout_house
 
+    if args.sim_command == "episodes":
+        import json
+
+        from sg_search.sim.episodes import make_episodes
+
+        made, skipped = make_episodes(args.split, args.n, args.tier, args.seed)
+        for episode in made:
+            print(json.dumps(episode.to_json()))
+        print(
+            f"{len(made)} episodes ({args.split}, {args.tier}); {skipped} draws could not be placed",
+            file=sys.stderr,
+        )
+        return 0
     if args.sim_command == "scenes":
         for name in scene_names(args.split):
             house = load_house(name)

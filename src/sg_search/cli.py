@@ -57,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0, help="base seed")
     bench.add_argument("--workers", type=int, default=1, help="parallel processes")
     bench.add_argument("--json", type=Path, default=None, help="write machine-readable results here")
+    bench.add_argument(
+        "--agents", default="", help="comma-separated agents, for benchmarks that compare them"
+    )
 
     sim = sub.add_parser("sim", help="simulator scenes: bddl houses and their procedural layouts")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True, metavar="ACTION")
@@ -184,7 +187,7 @@ def _bench(args: argparse.Namespace) -> int:
     if args.episodes < 1 or args.workers < 1:
         print("--episodes and --workers must be >= 1", file=sys.stderr)
         return 2
-    options = BenchOptions(split=args.split, episodes=args.episodes, seed=args.seed, workers=args.workers)
+    options = BenchOptions(args.split, args.episodes, args.seed, args.workers, args.agents)
     try:
         report = run_benchmark(args.name, options)
     except (KeyError, ValueError) as exc:

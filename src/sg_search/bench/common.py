@@ -18,12 +18,14 @@ class BenchOptions:
         episodes: episodes (or repetitions) to run.
         seed: base random seed; episode i uses seed + i.
         workers: parallel worker processes.
+        agents: comma-separated agents/reasoners, for benchmarks that compare them ("" = default set).
     """
 
     split: str = "all"
     episodes: int = 10
     seed: int = 0
     workers: int = 1
+    agents: str = ""
 
 
 @dataclass
@@ -66,6 +68,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
     "graph": (
         "sg_search.bench.graph",
         "scene-graph update latency at 100/1k/10k objects, snapshots, LLM calls",
+    ),
+    "symbolic": (
+        "sg_search.bench.symbolic",
+        "SymSearch on bddl houses: agents on the same episodes, both tiers",
     ),
     "planner": (
         "sg_search.bench.planner",

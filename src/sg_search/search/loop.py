@@ -12,7 +12,7 @@ stack does before an affordance executor is running (or on a robot driven by han
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
@@ -102,10 +102,14 @@ def run_search(
     execute: Callable[[Candidate], ExecutionReport] | None = None,
     on_step: Callable[[SearchStep], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
+    distances: Callable[[], Mapping[str, float]] | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SearchOutcome:
-    """Search for ``query`` until found, out of budget, stuck or stopped."""
+    """Search for ``query`` until found, out of budget, stuck or stopped.
+
+    ``distances`` gives geodesic metres from the robot to graph nodes for the reasoner.
+    """
     params = params or SearchParams()
     try:
         category = query_category(query)
@@ -134,10 +138,8 @@ def run_search(
         if graph is None:
             outcome.error, outcome.message = SearchError.GRAPH_UNAVAILABLE, "no scene graph available"
             return outcome
-        hits = [n for n in find_nodes(graph, category) if n.confidence >= params.min_confidence]
-        hits = [n for n in hits if n.kind in ("object", "container")]
-        if hits:
-            found = hits[0]
+        found = _visible(graph, category, params)
+        if found is not None:
             outcome.error, outcome.found = SearchError.NONE, found
             where = f" in {found.room_id}" if found.room_id else ""
             parent = (
@@ -149,7 +151,8 @@ def run_search(
             )
             report(SearchStep(step, "verify", found.id, 1.0, outcome.explanation, outcome.path_length))
             return outcome
-        decision = reasoner.decide(ReasonerInput(graph, query, rejected=frozenset(rejected)))
+        known = distances() if distances is not None else {}
+        decision = reasoner.decide(ReasonerInput(graph, query, known, rejected=frozenset(rejected)))
         best = decision.best
         if best is None:
             if execute is not None:
@@ -174,9 +177,23 @@ def run_search(
             report(
                 SearchStep(step, "recover", best.node_id, best.utility, result.message, outcome.path_length)
             )
+    graph = read_graph()  # the last action may have revealed it
+    found = _visible(graph, category, params) if graph is not None else None
+    if found is not None:
+        outcome.error, outcome.found = SearchError.NONE, found
+        outcome.explanation = (
+            f"found {found.category} ({found.id}) after the last of {params.max_steps} steps"
+        )
+        return outcome
     outcome.error = SearchError.NOT_FOUND
     outcome.message = f"no {category!r} found within {params.max_steps} steps"
     return outcome
+
+
+def _visible(graph: SceneGraph, category: str, params: SearchParams) -> SceneNode | None:
+    """The most confident object or container of the goal category at or above ``min_confidence``."""
+    hits = [n for n in find_nodes(graph, category) if n.confidence >= params.min_confidence]
+    return next((n for n in hits if n.kind in ("object", "container")), None)
 
 
 def _relation(graph: SceneGraph, node: SceneNode) -> str:

@@ -28,6 +28,7 @@ WALL_GAP = 0.1  # [m] between neighbouring items along a wall
 DOOR_CLEARANCE = 0.5  # [m] kept free on each side of a door's centre, beyond half its width
 ROOM_HEIGHT = 2.5  # [m]
 AISLE = 0.6  # [m] kept free around items placed away from the walls
+MAX_DEPTH_SHARE = 0.6  # an item along a wall may reach this share of the way across the room
 SMALL_AISLE = 0.25  # [m] around small items (chairs stand close to tables and each other)
 SMALL_ITEM = 0.6  # [m] items no larger than this count as small
 
@@ -246,6 +247,7 @@ def _furnish(layout: HouseLayout, room: RoomInventory, rng: random.Random) -> No
         ((rect.x0, rect.y1), (0, -1), rect.y1 - rect.y0, (1, 0)),
     ]
     cursors = {"floor": [0.0] * 4, "wall": [0.0] * 4}
+    door_zones = _door_zones(doors)  # also doors on the perpendicular walls near a corner
     boxes: dict[str, list[tuple[float, float, float, float]]] = {"floor": [], "wall": []}
     counter: dict[str, int] = {}
     for category, _ in items:
@@ -254,7 +256,7 @@ def _furnish(layout: HouseLayout, room: RoomInventory, rng: random.Random) -> No
         w, d, h = spec.size
         spot = None
         for k, (origin, direction, length, normal) in enumerate(walls):
-            if d > (rect.x1 - rect.x0 if normal[0] else rect.y1 - rect.y0) / 2:
+            if d > MAX_DEPTH_SHARE * (rect.x1 - rect.x0 if normal[0] else rect.y1 - rect.y0):
                 continue
             start = cursors[layer][k] + WALL_GAP
             while start + w + WALL_GAP <= length:
@@ -267,14 +269,15 @@ def _furnish(layout: HouseLayout, room: RoomInventory, rng: random.Random) -> No
                 cy = origin[1] + direction[1] * mid + normal[1] * d / 2
                 size_x, size_y = (w, d) if direction[0] else (d, w)
                 box = (cx - size_x / 2, cy - size_y / 2, cx + size_x / 2, cy + size_y / 2)
-                if not any(_boxes_overlap(box, other) for other in boxes[layer]):
+                blocking = boxes[layer] + (door_zones if layer == "floor" else [])
+                if not any(_boxes_overlap(box, other) for other in blocking):
                     spot = (k, start, cx, cy, size_x, size_y, box)
                     break
                 start += WALL_GAP  # blocked by an item in the corner: slide along
             if spot is not None:
                 break
         if spot is None and layer == "floor":
-            spot = _interior_spot(rect, w, d, boxes[layer])
+            spot = _interior_spot(rect, w, d, boxes[layer] + door_zones)
         if spot is None:
             layout.unplaced[category] = layout.unplaced.get(category, 0) + 1
             continue
@@ -295,6 +298,19 @@ def _furnish(layout: HouseLayout, room: RoomInventory, rng: random.Random) -> No
         boxes[layer].append(box)
         if k >= 0:
             cursors[layer][k] = start + w
+
+
+def _door_zones(doors: list[Door]) -> list[tuple[float, float, float, float]]:
+    """Squares kept free in front of and behind every door (as boxes, for overlap tests)."""
+    return [
+        (
+            d.x - d.width / 2 - DOOR_CLEARANCE,
+            d.y - d.width / 2 - DOOR_CLEARANCE,
+            d.x + d.width / 2 + DOOR_CLEARANCE,
+            d.y + d.width / 2 + DOOR_CLEARANCE,
+        )
+        for d in doors
+    ]
 
 
 def _interior_spot(

@@ -116,8 +116,3 @@ def _coerce(value: Any, default: Any, where: str) -> Any:
     else:
         return value
     raise ConfigError(f"{where} must be {type(default).__name__}, got {value!r}")
-
-
-def as_params(config: Any) -> dict[str, Any]:
-    """Flat name -> value mapping of a config dataclass (for declaring ROS parameters)."""
-    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config)}

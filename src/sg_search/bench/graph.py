@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
+from sg_search.bench.common import BenchOptions, BenchReport, map_episodes, summarise
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.scene_graph.builder import BuilderParams, SceneGraphBuilder
 from sg_search.scene_graph.groups import load_related_pairs
@@ -56,7 +56,7 @@ CATEGORIES = (
 
 
 class CountingProposer:
-    """Counts long-edge proposal calls; proposes nothing (stands in for an LLM endpoint)."""
+    """Proposes nothing (stands in for an LLM endpoint); the builder's stats count the calls."""
 
     def propose(
         self, prompt: str, pairs: Sequence[tuple[SceneNode, SceneNode]]
@@ -171,5 +171,4 @@ def run(options: BenchOptions) -> BenchReport:
     if options.split != "all":
         raise ValueError(f"graph has no splits; use --split all (got {options.split!r})")
     rows = map_episodes(_episode, options)
-    summary = {k: float(np.mean([r[k] for r in rows])) for k in rows[0] if k not in ("episode", "seed")}
-    return BenchReport("graph", options, summary, rows)
+    return BenchReport("graph", options, summarise(rows), rows)

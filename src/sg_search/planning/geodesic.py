@@ -25,7 +25,11 @@ Cell = tuple[int, int]
 
 
 class PlanningError(RuntimeError):
-    """No path: the message says why (outside the map, in an obstacle, unreachable)."""
+    """No path: the message says why; ``outside_map`` tells an invalid goal from a blocked one."""
+
+    def __init__(self, message: str, outside_map: bool = False) -> None:
+        super().__init__(message)
+        self.outside_map = outside_map
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,7 @@ def snap_to_free(
     """The traversable cell at ``xy`` or, if blocked, the nearest one within ``radius`` metres."""
     cell = spec.to_cells(np.array([xy]))[0]
     if not spec.inside(cell[None])[0]:
-        raise PlanningError(f"{what} {xy} is outside the map")
+        raise PlanningError(f"{what} {xy} is outside the map", outside_map=True)
     r, c = int(cell[0]), int(cell[1])
     if free[r, c]:
         return (r, c)

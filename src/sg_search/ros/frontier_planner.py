@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 from geometry_msgs.msg import Point, PoseStamped, Twist
@@ -43,6 +44,14 @@ MAP_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
 POSE_JUMP_M = 1.0  # a pose change this large between control ticks forces a re-plan
+
+
+class GoalError(ValueError):
+    """A navigate goal that cannot be turned into a position; ``code`` is the result code."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
 
 
 def _yaw(rotation: np.ndarray) -> float:
@@ -194,27 +203,29 @@ class FrontierPlanner(Node):
             self._cmd_pub.publish(Twist())
             self._busy.release()
 
-    def _goal_of(self, goal: NavigateTo.Goal) -> tuple[tuple[float, float], str]:
-        """(goal xy, '') or ((0, 0), error message)."""
+    def _goal_of(self, goal: NavigateTo.Goal) -> tuple[float, float]:
+        """Goal position [m] in the map; GoalError with the result code if there is none."""
         if not goal.node_id:
             if goal.pose.header.frame_id not in ("", self.config.map_frame):
-                return (
-                    0.0,
-                    0.0,
-                ), f"goal frame {goal.pose.header.frame_id!r} is not {self.config.map_frame!r}"
-            return (goal.pose.pose.position.x, goal.pose.pose.position.y), ""
+                frame = goal.pose.header.frame_id
+                raise GoalError(
+                    NavigateTo.Result.INVALID_GOAL, f"goal frame {frame!r} is not {self.config.map_frame!r}"
+                )
+            return (goal.pose.pose.position.x, goal.pose.pose.position.y)
         for frontier in self.frontiers:
             if frontier.frontier_id == goal.node_id:
-                return frontier.goal, ""
+                return frontier.goal
         return self._viewpoint_of(goal.node_id)
 
-    def _viewpoint_of(self, node_id: str) -> tuple[tuple[float, float], str]:
+    def _viewpoint_of(self, node_id: str) -> tuple[float, float]:
         if not self._graph_client.wait_for_service(timeout_sec=2.0):
-            return (0.0, 0.0), "scene graph server not available to resolve node ids"
+            raise GoalError(
+                NavigateTo.Result.UNKNOWN_NODE, "scene graph server not available to resolve node ids"
+            )
         response = wait_future(self._graph_client.call_async(GetSceneGraph.Request()), 5.0)
         node = next((n for n in response.update.nodes if n.id == node_id), None) if response else None
         if node is None:
-            return (0.0, 0.0), f"unknown node {node_id!r}"
+            raise GoalError(NavigateTo.Result.UNKNOWN_NODE, f"unknown node {node_id!r}")
         centre = np.array([node.position.x, node.position.y, node.position.z])
         half = np.array([node.bbox.size.x, node.bbox.size.y, node.bbox.size.z]) / 2.0
         grid = np.stack(np.meshgrid(*([np.linspace(-1.0, 1.0, 3)] * 3)), axis=-1).reshape(-1, 3)
@@ -237,21 +248,19 @@ class FrontierPlanner(Node):
             field.distance if field else None,
         )
         if not views:
-            return (0.0, 0.0), f"no reachable viewpoint around {node_id!r}"
-        return views[0].xy, ""
+            raise GoalError(NavigateTo.Result.NO_VALID_PATH, f"no reachable viewpoint around {node_id!r}")
+        return views[0].xy
 
     def _drive(self, handle: ServerGoalHandle, result: NavigateTo.Result) -> NavigateTo.Result:
         goal: NavigateTo.Goal = handle.request
-        target, error = self._goal_of(goal)
-        if error:
+        try:
+            target = self._goal_of(goal)
+        except GoalError as exc:
             handle.abort()
-            code = NavigateTo.Result.UNKNOWN_NODE if "node" in error else NavigateTo.Result.INVALID_GOAL
-            result.error_code, result.error_msg = code, error
+            result.error_code, result.error_msg = exc.code, str(exc)
             return result
         params = self.config.follower()
         if goal.tolerance > 0:
-            from dataclasses import replace
-
             params = replace(params, goal_tolerance=float(goal.tolerance))
         follower = PathFollower(params)
         start, travelled, last = time.monotonic(), 0.0, None
@@ -313,9 +322,7 @@ class FrontierPlanner(Node):
         try:
             path = DistanceField(free, self.spec, pose[:2], self.config.planner()).path_to(target)
         except PlanningError as exc:
-            code = (
-                NavigateTo.Result.INVALID_GOAL if "outside" in str(exc) else NavigateTo.Result.NO_VALID_PATH
-            )
+            code = NavigateTo.Result.INVALID_GOAL if exc.outside_map else NavigateTo.Result.NO_VALID_PATH
             return code, str(exc)
         follower.set_path(path, keep_recoveries=True)
         msg = Path()

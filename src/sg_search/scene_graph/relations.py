@@ -86,11 +86,6 @@ def relations_to(
     return [str(label) or None for label in labels]
 
 
-def geometric_relation(a: SceneNode, b: SceneNode, params: RelationParams) -> str | None:
-    """The relation of ``a`` to ``b`` ("next to", "above", "below") or None."""
-    return relations_to(a, [b], params)[0]
-
-
 _INVERSE = {"above": "below", "below": "above", "next to": "next to"}
 
 

@@ -71,13 +71,25 @@ def rasterize(layout: HouseLayout) -> tuple[np.ndarray, GridSpec]:
     return traversable(states, spec, PLANNER), spec
 
 
+_RASTERS: dict[tuple[str, int], tuple[np.ndarray, GridSpec]] = {}
+
+
+def _raster(layout: HouseLayout) -> tuple[np.ndarray, GridSpec]:
+    """:func:`rasterize`, once per (scene, layout seed): every agent of an episode shares it."""
+    key = (layout.scene, layout.seed)
+    if key not in _RASTERS:
+        _RASTERS[key] = rasterize(layout)
+    return _RASTERS[key]
+
+
 class SymSearchEnv:
     """One episode: the observed graph, the agent's position, and the cost so far."""
 
     def __init__(self, layout: HouseLayout, episode: Episode) -> None:
         self.layout, self.episode = layout, episode
         self.truth = add_prior(layout.to_prior(), SceneGraph())
-        self.free, self.spec = rasterize(layout)
+        self.free, self.spec = _raster(layout)
+        self._field_cache: tuple[tuple[float, float], DistanceField] | None = None
         start = self._point_of(episode.start_room_id)
         self.position = start
         self.path_length = 0.0
@@ -86,7 +98,7 @@ class SymSearchEnv:
             self.graph.upsert_node(node)
         self._explore(episode.start_room_id)
         target_point = self._point_of(episode.container_id or episode.room_id)
-        self.shortest = DistanceField(self.free, self.spec, start, PLANNER).distance_to(target_point)
+        self.shortest = self._field().distance_to(target_point)
 
     # ------------------------------------------------------------------ observation
     def _point_of(self, node_id: str) -> tuple[float, float]:
@@ -159,9 +171,15 @@ class SymSearchEnv:
         return TARGET_ID in self.graph
 
     # ------------------------------------------------------------------ acting
+    def _field(self) -> DistanceField:
+        """Distance field from the agent; one per position (the reasoner and the step share it)."""
+        if self._field_cache is None or self._field_cache[0] != self.position:
+            self._field_cache = (self.position, DistanceField(self.free, self.spec, self.position, PLANNER))
+        return self._field_cache[1]
+
     def distances(self) -> dict[str, float]:
         """Geodesic distance [m] from the agent to every node of the observed graph."""
-        field = DistanceField(self.free, self.spec, self.position, PLANNER)
+        field = self._field()
         return {
             n.id: field.distance_to((n.position[0], n.position[1]))
             for n in self.graph.nodes()
@@ -171,7 +189,7 @@ class SymSearchEnv:
     def execute(self, candidate: Candidate) -> ExecutionReport:
         """Go to the node and do its affordance; the path length is the geodesic distance."""
         point = self._point_of(candidate.node_id)
-        travel = DistanceField(self.free, self.spec, self.position, PLANNER).distance_to(point)
+        travel = self._field().distance_to(point)
         if not np.isfinite(travel):
             return ExecutionReport(False, 0.0, f"{candidate.node_id} is unreachable")
         self.position = point

@@ -11,10 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-PENDING = {
-    "knowledge": "the distilled commonsense knowledge (issue 7)",
-    "distill": "the knowledge-distillation pipeline (issue 7)",
-}
+from sg_search.reasoning.knowledge import commands as knowledge_commands
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,6 +57,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--agents", default="", help="comma-separated agents, for benchmarks that compare them"
     )
+    bench.add_argument(
+        "--episodes-file", default="", help="JSON-lines episodes (symbolic), instead of drawn ones"
+    )
 
     sim = sub.add_parser("sim", help="simulator scenes: bddl houses and their procedural layouts")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True, metavar="ACTION")
@@ -76,20 +76,15 @@ def _parser() -> argparse.ArgumentParser:
     episodes.add_argument("--tier", choices=("typical", "misplaced"), default="typical")
     episodes.add_argument("--seed", type=int, default=0)
 
-    for name, what in PENDING.items():
-        sub.add_parser(name, help=f"(not available yet: {what})")
+    knowledge_commands.add_parsers(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``sg-search`` console script; returns the exit code."""
     args = _parser().parse_args(argv)
-    if args.command in PENDING:
-        print(
-            f"sg-search {args.command}: not available yet; it will provide {PENDING[args.command]}.",
-            file=sys.stderr,
-        )
-        return 2
+    if args.command in ("distill", "knowledge"):
+        return knowledge_commands.run(args)
     if args.command == "bench":
         return _bench(args)
     if args.command == "sim":
@@ -187,7 +182,9 @@ def _bench(args: argparse.Namespace) -> int:
     if args.episodes < 1 or args.workers < 1:
         print("--episodes and --workers must be >= 1", file=sys.stderr)
         return 2
-    options = BenchOptions(args.split, args.episodes, args.seed, args.workers, args.agents)
+    options = BenchOptions(
+        args.split, args.episodes, args.seed, args.workers, args.agents, args.episodes_file
+    )
     try:
         report = run_benchmark(args.name, options)
     except (KeyError, ValueError) as exc:

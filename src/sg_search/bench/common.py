@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ class BenchOptions:
         seed: base random seed; episode i uses seed + i.
         workers: parallel worker processes.
         agents: comma-separated agents/reasoners, for benchmarks that compare them ("" = default set).
+        episodes_file: JSON-lines episodes to run instead of drawn ones (benchmarks that take them).
     """
 
     split: str = "all"
@@ -26,6 +28,7 @@ class BenchOptions:
     seed: int = 0
     workers: int = 1
     agents: str = ""
+    episodes_file: str = ""
 
 
 @dataclass
@@ -36,9 +39,13 @@ class BenchReport:
     options: BenchOptions
     summary: dict[str, float] = field(default_factory=dict)
     rows: list[dict[str, Any]] = field(default_factory=list)
+    text: str = ""  # a benchmark's own table (replaces the summary listing on stdout)
+    extra: dict[str, Any] = field(default_factory=dict)  # more top-level keys for --json
 
     def table(self) -> str:
         """A readable table of the summary."""
+        if self.text:
+            return self.text
         width = max((len(k) for k in self.summary), default=0)
         lines = [
             f"benchmark {self.name}  (split={self.options.split}, episodes={self.options.episodes}, "
@@ -56,6 +63,7 @@ class BenchReport:
                     "options": asdict(self.options),
                     "summary": self.summary,
                     "rows": self.rows,
+                    **self.extra,
                 },
                 indent=2,
             )
@@ -81,17 +89,51 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
 }
 
 
-def map_episodes(episode: Callable[[int], dict[str, float]], options: BenchOptions) -> list[dict[str, Any]]:
-    """Run ``episode(seed + i)`` for every episode, over ``options.workers`` processes."""
+def map_episodes(
+    episode: Callable[[int], dict[str, Any]], options: BenchOptions, label: str = ""
+) -> list[dict[str, Any]]:
+    """Run ``episode(seed + i)`` for every episode, over ``options.workers`` processes; with a
+    ``label``, a progress line on stderr."""
     seeds = [options.seed + i for i in range(options.episodes)]
+    progress = Progress(label, len(seeds)) if label else None
+    results: list[dict[str, Any]] = []
     if options.workers <= 1:
-        results = [episode(s) for s in seeds]
+        for s in seeds:
+            results.append(episode(s))
+            if progress:
+                progress.advance()
     else:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=options.workers) as pool:
-            results = list(pool.map(episode, seeds))
+            for result in pool.map(episode, seeds, chunksize=max(1, len(seeds) // (20 * options.workers))):
+                results.append(result)
+                if progress:
+                    progress.advance()
+    if progress:
+        progress.close()
     return [{"episode": i, "seed": s, **r} for i, (s, r) in enumerate(zip(seeds, results, strict=True))]
+
+
+class Progress:
+    """A one-line progress bar on stderr ("[symbolic] 120/400 30%")."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.done, self._shown = label, total, 0, -1
+
+    def advance(self) -> None:
+        """One more item done; redraws at every whole percent."""
+        self.done += 1
+        percent = 100 * self.done // max(self.total, 1)
+        if percent != self._shown:
+            self._shown = percent
+            bar = "#" * (percent // 5)
+            sys.stderr.write(f"\r[{self.label}] {bar:<20s} {self.done}/{self.total} {percent:3d}%")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        """End the line."""
+        sys.stderr.write("\n")
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, float]:

@@ -1,23 +1,26 @@
 """SymSearch-style benchmark: every agent on the same episodes of bddl houses, both tiers.
 
 Episodes come from :func:`sg_search.sim.episodes.make_episodes` for the chosen split
-(``typical`` = goal placements, ``misplaced`` = init placements, reported apart); episodes
-whose target the layout cannot reach are set aside and counted. Each
-agent runs the stack's own search loop (:func:`run_search`) against :class:`SymSearchEnv`
-with a budget of ``STEP_BUDGET`` high-level actions. Metrics per agent and tier: SR, SPL
-(success x shortest / max(shortest, travelled), geodesic), mean steps, mean path length,
-decision time per reasoner call (median, p95, ms).
+(``typical`` = goal placements, ``misplaced`` = init placements, reported apart), or from
+``--episodes-file`` (tier "file" unless a line names one). Episodes that cannot be placed, or
+whose target the layout cannot reach, are set aside and counted. Each agent runs the stack's
+own search loop (:func:`run_search`) against :class:`SymSearchEnv` with a budget of
+``STEP_BUDGET`` high-level actions. Metrics per agent and tier: SR, SPL (success x shortest /
+max(shortest, travelled), geodesic), mean steps, mean path length [m], decision time per
+reasoner call (median, p95) [ms]. For the learned reasoners, the decision time on a synthetic
+graph of 1,000 actionable nodes (embedding cache warm) is measured as well.
 
-Agents: the registered reasoners (``random``, ``nearest``, ``exhaustive``; the learned and
-LLM reasoners join when they exist) and ``oracle``, which knows the target's container
-(the lower bound on steps and path length). Choose with ``--agents a,b,...``.
+Agents: the registered reasoners and ``oracle``, which knows the target's container (the
+lower bound on steps and path length). Choose with ``--agents a,b,...``.
 """
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import networkx as nx
@@ -25,16 +28,27 @@ import numpy as np
 
 from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
 from sg_search.reasoning import Decision, Reasoner, ReasonerInput, actionable_candidates, create_reasoner
-from sg_search.scene_graph import EdgeKind, SceneGraph
+from sg_search.scene_graph import Affordance, EdgeKind, Layer, NodeState, SceneGraph, SceneNode
 from sg_search.search import SearchParams, run_search
 from sg_search.sim.bddl_scenes import load_house
-from sg_search.sim.episodes import Episode, make_episodes
+from sg_search.sim.episodes import Episode, episodes_from_file, make_episodes
 from sg_search.sim.layout import layout_house
 from sg_search.sim.symsearch import SymSearchEnv
 
 STEP_BUDGET = 10
-DEFAULT_AGENTS = ("random", "nearest", "exhaustive", "oracle")
+DEFAULT_AGENTS = (
+    "random",
+    "nearest",
+    "sbert",
+    "exhaustive",
+    "scout",
+    "scout-noroom",
+    "scout-greedy",
+    "oracle",
+)
 TIERS = ("typical", "misplaced")
+LATENCY_NODES = 1000
+METRICS = ("SR", "SPL", "steps", "path_m", "decision_ms_median", "decision_ms_p95")
 
 
 class OracleReasoner(Reasoner):
@@ -101,7 +115,6 @@ def run_episode(episode: Episode, agent: str, seed: int) -> dict[str, Any]:
         sleep=lambda _: None,
     )
     success = float(outcome.success and outcome.found is not None and outcome.found.id == "target")
-    actions = len(reasoner.times_ms)
     spl = (
         success * env.shortest / max(env.shortest, env.path_length, 1e-9)
         if np.isfinite(env.shortest)
@@ -110,22 +123,38 @@ def run_episode(episode: Episode, agent: str, seed: int) -> dict[str, Any]:
     return {
         "SR": success,
         "SPL": spl,
-        "steps": float(actions),
-        "path_length": env.path_length,
+        "steps": float(len(reasoner.times_ms)),
+        "path_m": env.path_length,
         "decision_ms": reasoner.times_ms,
     }
 
 
-def _episodes(options: BenchOptions) -> tuple[dict[str, list[Episode]], dict[str, int]]:
-    """Episodes per tier whose target is reachable from the start, and how many were set aside
-    (not placeable in the drawn house, or placed where the layout cannot reach)."""
+def _episodes(options: BenchOptions) -> tuple[dict[str, list[Episode]], dict[str, int], list[str]]:
+    """Episodes per tier whose target is reachable from the start; how many were set aside per
+    tier (not placeable, or unreachable); and why, for episode-file lines."""
+    if options.episodes_file:
+        placed, problems = episodes_from_file(Path(options.episodes_file), options.seed)
+        drawn = {t: [e for e in placed if e.tier == t] for t in sorted({e.tier for e in placed}) or ["file"]}
+        skipped = {t: 0 for t in drawn}
+        skipped[next(iter(drawn))] += len(problems)
+    else:
+        if options.split not in ("train", "val", "test"):
+            raise ValueError(f"symbolic needs --split train, val or test (got {options.split!r})")
+        problems = []
+        drawn, skipped = {}, {}
+        for tier in TIERS:
+            drawn[tier], skipped[tier] = make_episodes(options.split, options.episodes, tier, options.seed)
     kept: dict[str, list[Episode]] = {}
     dropped: dict[str, int] = {}
-    for tier in TIERS:
-        made, skipped = make_episodes(options.split, options.episodes, tier, options.seed)
+    for tier, made in drawn.items():
         reachable = [e for e in made if np.isfinite(_env(e).shortest)]
-        kept[tier], dropped[tier] = reachable, skipped + len(made) - len(reachable)
-    return kept, dropped
+        problems += [
+            f"{e.scene}: {e.query} {e.relation} {e.container_id or e.room_id} is unreachable"
+            for e in made
+            if e not in reachable
+        ]
+        kept[tier], dropped[tier] = reachable, skipped[tier] + len(made) - len(reachable)
+    return kept, dropped, problems
 
 
 def _env(episode: Episode) -> SymSearchEnv:
@@ -133,45 +162,132 @@ def _env(episode: Episode) -> SymSearchEnv:
 
 
 def run(options: BenchOptions) -> BenchReport:
-    """All agents on ``options.episodes`` episodes of each tier of ``options.split``."""
-    if options.split not in ("train", "val", "test"):
-        raise ValueError(f"symbolic needs --split train, val or test (got {options.split!r})")
+    """All agents on ``options.episodes`` episodes of each tier of ``options.split`` (or on the
+    episodes of ``options.episodes_file``)."""
     agents = [a for a in (options.agents.split(",") if options.agents else DEFAULT_AGENTS) if a]
     for agent in agents:
         if agent != "oracle":
             create_reasoner(agent)  # KeyError listing the names for a typo, before any work
-    episodes, dropped = _episodes(options)
-    jobs = [(tier, i, agent) for tier in TIERS for i in range(len(episodes[tier])) for agent in agents]
+    episodes, dropped, problems = _episodes(options)
+    for problem in problems:
+        print(f"[symbolic] set aside: {problem}", file=sys.stderr)
+    tiers = list(episodes)
+    jobs = [(tier, i, agent) for tier in tiers for i in range(len(episodes[tier])) for agent in agents]
     _JOBS[:] = [
         (episodes[tier][i], agent, options.seed + i) for tier, i, agent in jobs
     ]  # workers fork with it
-    results = map_episodes(_job, replace(options, episodes=len(jobs), seed=0))
-    rows: list[dict[str, Any]] = []
-    summary: dict[str, float] = {f"episodes/{tier}": float(len(episodes[tier])) for tier in TIERS}
-    summary.update({f"set_aside/{tier}": float(dropped[tier]) for tier in TIERS})
-    for (tier, i, agent), result in zip(jobs, results, strict=True):
-        rows.append(
-            {
-                "agent": agent,
-                "tier": tier,
-                "episode": i,
-                **{k: v for k, v in result.items() if k not in ("episode", "seed")},
-            }
-        )
+    results = map_episodes(_job, replace(options, episodes=len(jobs), seed=0), label="symbolic")
+    rows = [
+        {
+            "agent": agent,
+            "tier": tier,
+            "episode": i,
+            **{k: v for k, v in r.items() if k not in ("episode", "seed")},
+        }
+        for (tier, i, agent), r in zip(jobs, results, strict=True)
+    ]
+    summary: dict[str, float] = {f"episodes/{tier}": float(len(episodes[tier])) for tier in tiers}
+    summary.update({f"set_aside/{tier}": float(dropped[tier]) for tier in tiers})
+    by_agent: dict[str, dict[str, Any]] = {}
     for agent in agents:
-        for tier in TIERS:
-            mine = [r for r in rows if r["agent"] == agent and r["tier"] == tier]
-            times = [t for r in mine for t in r["decision_ms"]] or [0.0]
-            prefix = f"{agent}/{tier}"
-            summary[f"{prefix}/SR"] = float(np.mean([r["SR"] for r in mine]))
-            summary[f"{prefix}/SPL"] = float(np.mean([r["SPL"] for r in mine]))
-            summary[f"{prefix}/steps"] = float(np.mean([r["steps"] for r in mine]))
-            summary[f"{prefix}/path_m"] = float(np.mean([r["path_length"] for r in mine]))
-            summary[f"{prefix}/decision_ms_median"] = float(np.median(times))
-            summary[f"{prefix}/decision_ms_p95"] = float(np.percentile(times, 95))
+        by_agent[agent] = {"tiers": {}}
+        for tier in [*tiers, "all"]:
+            mine = [r for r in rows if r["agent"] == agent and (tier == "all" or r["tier"] == tier)]
+            metrics = _metrics(mine)
+            if tier == "all":
+                by_agent[agent].update(metrics)
+            else:
+                by_agent[agent]["tiers"][tier] = metrics
+                summary.update({f"{agent}/{tier}/{k}": v for k, v in metrics.items()})
+        if agent not in ("oracle", "random", "nearest"):
+            latency = decision_latency(agent)
+            by_agent[agent]["decision_ms_1000_nodes"] = latency
+            summary[f"{agent}/decision_ms_{LATENCY_NODES}_nodes_median"] = latency["median"]
+            summary[f"{agent}/decision_ms_{LATENCY_NODES}_nodes_p95"] = latency["p95"]
     for row in rows:
         row["decision_ms"] = float(np.median(row["decision_ms"])) if row["decision_ms"] else 0.0
-    return BenchReport("symbolic", options, summary, rows)
+    report = BenchReport("symbolic", options, summary, rows)
+    report.extra = {
+        "agents": by_agent,
+        "episodes": {"per_tier": {t: len(episodes[t]) for t in tiers}, "set_aside": dropped},
+    }
+    report.text = agents_table(report, agents, tiers)
+    return report
+
+
+def _metrics(rows: Sequence[dict[str, Any]]) -> dict[str, float]:
+    if not rows:
+        return {k: float("nan") for k in METRICS}
+    times = [t for r in rows for t in r["decision_ms"]] or [0.0]
+    return {
+        "SR": float(np.mean([r["SR"] for r in rows])),
+        "SPL": float(np.mean([r["SPL"] for r in rows])),
+        "steps": float(np.mean([r["steps"] for r in rows])),
+        "path_m": float(np.mean([r["path_m"] for r in rows])),
+        "decision_ms_median": float(np.median(times)),
+        "decision_ms_p95": float(np.percentile(times, 95)),
+    }
+
+
+def synthetic_graph(nodes: int = LATENCY_NODES, rooms: int = 20) -> SceneGraph:
+    """A house of ``rooms`` explored rooms holding ``nodes`` closed openable containers of varied
+    categories, for timing decisions."""
+    categories = (
+        "bottom cabinet",
+        "top cabinet",
+        "fridge",
+        "wardrobe",
+        "drawer",
+        "dishwasher",
+        "oven",
+        "shelf",
+    )
+    room_types = ("kitchen", "bedroom", "bathroom", "living room", "garage", "private office", "closet")
+    graph = SceneGraph()
+    with graph.transaction():
+        for r in range(rooms):
+            graph.upsert_node(
+                SceneNode(
+                    f"room_{r}",
+                    Layer.ROOM,
+                    "room",
+                    room_types[r % len(room_types)],
+                    (4.0 * r, 0.0, 0.0),
+                    state=NodeState.EXPLORED,
+                )
+            )
+        for i in range(nodes):
+            r = i % rooms
+            graph.upsert_node(
+                SceneNode(
+                    f"room_{r}/container_{i}",
+                    Layer.OBJECT,
+                    "container",
+                    f"{categories[i % len(categories)]} {i % 50}",
+                    (4.0 * r + (i % 7) * 0.3, 1.0, 0.5),
+                    parent_id=f"room_{r}",
+                    room_id=f"room_{r}",
+                    affordances=Affordance.OPENABLE | Affordance.RECEPTACLE,
+                    state=NodeState.CLOSED,
+                )
+            )
+    return graph
+
+
+def decision_latency(agent: str, nodes: int = LATENCY_NODES, repeats: int = 30) -> dict[str, float]:
+    """Median and p95 [ms] of ``agent``'s decisions on :func:`synthetic_graph` (cache warm)."""
+    graph = synthetic_graph(nodes)
+    reasoner = create_reasoner(agent)
+    reasoner.reset("passport")
+    distances = {n.id: float(i % 97) for i, n in enumerate(graph.nodes())}
+    observation = ReasonerInput(graph, "passport", distances)
+    reasoner.decide(observation)  # warm the embedding and score caches
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        reasoner.decide(observation)
+        times.append((time.perf_counter() - start) * 1e3)
+    return {"median": float(np.median(times)), "p95": float(np.percentile(times, 95)), "nodes": float(nodes)}
 
 
 _JOBS: list[tuple[Episode, str, int]] = []
@@ -182,15 +298,27 @@ def _job(k: int) -> dict[str, Any]:
     return run_episode(episode, agent, seed)
 
 
-def agents_table(report: BenchReport, agents: Sequence[str]) -> str:
-    """SR / SPL / steps / path per agent and tier, as a table."""
-    lines = [f"{'agent':12s} {'tier':10s} {'SR':>6s} {'SPL':>6s} {'steps':>6s} {'path m':>7s} {'dec ms':>7s}"]
+def agents_table(report: BenchReport, agents: Sequence[str], tiers: Sequence[str]) -> str:
+    """SR / SPL / steps / path / decision time per agent and tier, as a table."""
+    s = report.summary
+    head = ", ".join(f"{t} {int(s[f'episodes/{t}'])} (set aside {int(s[f'set_aside/{t}'])})" for t in tiers)
+    lines = [
+        f"benchmark symbolic  (split={report.options.split}, seed={report.options.seed}; episodes: {head})",
+        f"{'agent':14s} {'tier':10s} {'SR':>6s} {'SPL':>6s} {'steps':>6s} {'path m':>7s} "
+        f"{'dec ms':>7s} {'p95':>7s}",
+    ]
     for agent in agents:
-        for tier in TIERS:
-            p = f"{agent}/{tier}"
-            s = report.summary
+        for tier in tiers:
+            m = {k: s[f"{agent}/{tier}/{k}"] for k in METRICS}
             lines.append(
-                f"{agent:12s} {tier:10s} {s[p + '/SR']:6.2f} {s[p + '/SPL']:6.2f} {s[p + '/steps']:6.1f} "
-                f"{s[p + '/path_m']:7.1f} {s[p + '/decision_ms_median']:7.2f}"
+                f"{agent:14s} {tier:10s} {m['SR']:6.3f} {m['SPL']:6.3f} {m['steps']:6.2f} {m['path_m']:7.1f} "
+                f"{m['decision_ms_median']:7.2f} {m['decision_ms_p95']:7.2f}"
             )
+    latencies = [a for a in agents if f"{a}/decision_ms_{LATENCY_NODES}_nodes_median" in s]
+    for agent in latencies:
+        key = f"{agent}/decision_ms_{LATENCY_NODES}_nodes"
+        lines.append(
+            f"{agent}: decision on {LATENCY_NODES} actionable nodes {s[key + '_median']:.2f} ms median, "
+            f"{s[key + '_p95']:.2f} ms p95"
+        )
     return "\n".join(lines)

@@ -1,6 +1,5 @@
-"""Reasoners that use no knowledge: nearest-first and explore-everything-first (GODHS-like
-without its LLM). Distances come from :class:`ReasonerInput.distances` (geodesic metres);
-an unknown distance counts as very far."""
+"""The reasoner that uses no knowledge: nearest first. Distances come from
+:class:`ReasonerInput.distances` (geodesic metres); an unknown distance counts as very far."""
 
 from __future__ import annotations
 
@@ -8,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from sg_search.reasoning.base import Decision, Reasoner, ReasonerInput, SkillAffordance, actionable_candidates
+from sg_search.reasoning.base import Decision, Reasoner, ReasonerInput, actionable_candidates
 from sg_search.reasoning.registry import register_reasoner
 
 FAR = 1e9
@@ -29,34 +28,6 @@ class NearestReasoner(Reasoner):
         return Decision(tuple(ranked), ranked[0].reason if ranked else "nothing actionable")
 
 
-class ExhaustiveReasoner(Reasoner):
-    """Every unexplored room (nearest first) before any container (nearest first)."""
-
-    name = "exhaustive"
-
-    def decide(self, observation: ReasonerInput) -> Decision:
-        """Rooms and frontiers first, then containers; distance breaks ties."""
-        ranked = []
-        for c in actionable_candidates(observation.graph, observation.rejected):
-            d = observation.distances.get(c.node_id, FAR)
-            explore = c.affordance == SkillAffordance.NAVIGATE
-            ranked.append(
-                replace(
-                    c,
-                    utility=1.0 if explore else 0.5,
-                    distance=d,
-                    reason="explore every room first" if explore else "then open containers",
-                )
-            )
-        ranked.sort(key=lambda c: (-c.utility, c.distance))
-        return Decision(tuple(ranked), ranked[0].reason if ranked else "nothing actionable")
-
-
 @register_reasoner("nearest")
 def _nearest(params: Mapping[str, Any]) -> Reasoner:
     return NearestReasoner()
-
-
-@register_reasoner("exhaustive")
-def _exhaustive(params: Mapping[str, Any]) -> Reasoner:
-    return ExhaustiveReasoner()

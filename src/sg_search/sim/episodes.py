@@ -12,9 +12,12 @@ Episodes whose placement cannot be realised in the drawn house are counted, not 
 from __future__ import annotations
 
 import hashlib
+import json
 import random
-from dataclasses import asdict, dataclass
+from collections.abc import Collection
+from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from sg_search.sim.bddl_scenes import load_house, scene_names
@@ -86,38 +89,103 @@ def make_episodes(split: str, n: int, tier: str = "typical", seed: int = 0) -> t
         rng = random.Random(f"{split}:{tier}:{seed}:{draw}")
         draw += 1
         scene = rng.choice(scenes)
-        layout = _layout(scene, seed)
         placement = rng.choice(placements)
-        rooms = [r for r in layout.rooms if r.room_type == placement.room_type]
-        if placement.relation == "inroom":
-            holders = [(r.room_id, "", "") for r in rooms]
-        else:
-            wanted = categories[placement.container_synset]
-            holders = [
-                (f.room_id, f.category, f.furniture_id)
-                for f in layout.furniture
-                if f.category in wanted and any(r.room_id == f.room_id for r in rooms)
-            ]
-        if not holders:
+        wanted = categories.get(placement.container_synset, frozenset())
+        episode = place(
+            _layout(scene, seed), rng, placement.query, placement.relation, wanted, placement.room_type
+        )
+        if episode is None:
             skipped += 1
             continue
-        room_id, category, furniture_id = rng.choice(holders)
-        start = rng.choice([r.room_id for r in layout.rooms if r.room_id != room_id] or [room_id])
         episodes.append(
-            Episode(
-                scene,
-                seed,
-                split,
-                tier,
-                placement.query,
-                placement.object_synset,
-                placement.relation,
-                category,
-                furniture_id,
-                placement.room_type,
-                room_id,
-                start,
-                placement.activity,
+            replace(
+                episode,
+                split=split,
+                tier=tier,
+                object_synset=placement.object_synset,
+                activity=placement.activity,
             )
         )
     return episodes, skipped
+
+
+def place(
+    layout: HouseLayout,
+    rng: random.Random,
+    query: str,
+    relation: str,
+    containers: Collection[str],
+    room_type: str,
+) -> Episode | None:
+    """An episode putting ``query`` ``relation`` a furniture instance whose category is in
+    ``containers`` (ignored for "inroom") in a room of ``room_type``, with a random other start
+    room; None when the layout has no such holder."""
+    rooms = {r.room_id for r in layout.rooms if r.room_type == room_type}
+    if relation == "inroom":
+        holders = [(room_id, "", "") for room_id in sorted(rooms)]
+    else:
+        holders = [
+            (f.room_id, f.category, f.furniture_id)
+            for f in layout.furniture
+            if f.category in containers and f.room_id in rooms
+        ]
+    if not holders:
+        return None
+    room_id, category, furniture_id = rng.choice(holders)
+    start = rng.choice([r.room_id for r in layout.rooms if r.room_id != room_id] or [room_id])
+    return Episode(
+        layout.scene,
+        layout.seed,
+        "",
+        "",
+        query,
+        "",
+        relation,
+        category,
+        furniture_id,
+        room_type,
+        room_id,
+        start,
+        "",
+    )
+
+
+EPISODE_FILE_FIELDS = ("scene", "query", "relation", "container", "room")
+
+
+def episodes_from_file(path: Path, seed: int = 0) -> tuple[list[Episode], list[str]]:
+    """Episodes from JSON lines ``{"scene", "query", "relation", "container", "room"}`` (bddl
+    scene, free-text query, inside/ontop/inroom, bddl furniture category or null, room type);
+    optional ``"tier"`` (default "file"). Returns the placed episodes and, per line that could
+    not be placed or parsed, a message saying why."""
+    episodes: list[Episode] = []
+    problems: list[str] = []
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise ValueError(f"cannot read episodes file {path}: {exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            row = json.loads(line)
+            missing = [k for k in EPISODE_FILE_FIELDS if k not in row]
+            if missing:
+                raise ValueError(f"missing {', '.join(missing)}")
+            relation = str(row["relation"])
+            if relation not in ("inside", "ontop", "inroom"):
+                raise ValueError(f"relation must be inside, ontop or inroom, got {relation!r}")
+            layout = _layout(str(row["scene"]), seed)
+        except (json.JSONDecodeError, ValueError, TypeError, KeyError) as exc:
+            problems.append(f"{where}: {exc}")
+            continue
+        query = str(row["query"]).replace("_", " ").strip()
+        container = str(row["container"] or "")
+        rng = random.Random(f"file:{seed}:{number}")
+        episode = place(layout, rng, query, relation, {container}, str(row["room"]))
+        if episode is None:
+            problems.append(f"{where}: no {container or 'room'} in a {row['room']} of {row['scene']}")
+            continue
+        episodes.append(replace(episode, split="file", tier=str(row.get("tier", "file"))))
+    return episodes, problems

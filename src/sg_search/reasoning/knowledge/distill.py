@@ -1,0 +1,141 @@
+"""``sg-search distill query``: SCOUT's knowledge-distillation procedure against any
+OpenAI-compatible endpoint, written as an answers file that ``distill build`` turns into the
+datasets (the shipped ``data/knowledge/llm_answers.yaml`` has the same format).
+
+Steps, each one prompt per item with a JSON answer (cached per prompt by the client, so an
+interrupted run resumes where it stopped and a finished run repeats for free):
+
+P0 holders; P1 rooms; P2 object categories per room; P3 objects per (room, category),
+``repeats`` times for diversity; P4 room scores per category; P5 holder scores per category.
+Names are normalised (lower case, singular, space separated) as they arrive.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sg_search.llm import ChatClient, LlmError
+from sg_search.reasoning.knowledge.names import knowledge_text
+
+SYSTEM = "You are a careful assistant with commonsense knowledge of homes. Answer with JSON only."
+PROMPTS = {
+    "holders": "List furniture, appliances and containers in which or on which small household objects are "
+    'kept. Lower case, singular, space separated. JSON: {"holders": [...]}',
+    "rooms": 'List the room types of a home (and of the home\'s outbuildings). JSON: {"rooms": [...]}',
+    "categories": 'List the categories of objects typically found in a {room}. JSON: {"categories": [...]}',
+    "objects": "List as many distinct objects of category {category} that are found in a {room} as you can. "
+    "Lower case, singular, space separated.{again} "
+    'JSON: {"objects": [...]}',
+    "containment": "For objects of category {category} (e.g. {examples}), give for each room type of "
+    "[{rooms}] the probability in [0, 1] that a typical home keeps such an object in that room. Omit rooms "
+    'below 0.05. JSON: {"rooms": {"<room>": <p>, ...}}',
+    "cooccurrence": "For objects of category {category} (e.g. {examples}), give for each holder of "
+    "[{holders}] the probability in [0, 1] that such an object, when in the same room as that holder, is "
+    'inside or on it. Omit below 0.05. JSON: {"holders": {"<holder>": <p>, ...}}',
+}
+
+
+def _ask(client: ChatClient, prompt: str) -> dict[str, Any]:
+    return client.complete_json([{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}])
+
+
+def _names(answer: dict[str, Any], key: str, where: str) -> list[str]:
+    values = answer.get(key)
+    if not isinstance(values, list):
+        raise LlmError(f"{where}: expected a list under {key!r}, got {values!r:.120}")
+    return sorted({n for n in (knowledge_text(str(v)) for v in values) if n})
+
+
+def _scores(answer: dict[str, Any], key: str, allowed: list[str], where: str) -> dict[str, float]:
+    values = answer.get(key)
+    if not isinstance(values, dict):
+        raise LlmError(f"{where}: expected a mapping under {key!r}, got {values!r:.120}")
+    out: dict[str, float] = {}
+    for name, value in values.items():
+        name = knowledge_text(str(name))
+        try:
+            p = min(max(float(value), 0.0), 1.0)
+        except (TypeError, ValueError):
+            continue
+        if name in allowed and p >= 0.05:
+            out[name] = p
+    return out
+
+
+def distill(
+    client: ChatClient,
+    out: Path,
+    repeats: int = 1,
+    max_rooms: int = 0,
+    max_categories: int = 0,
+    log: Callable[[str], None] = lambda _: None,
+) -> dict[str, int]:
+    """Run P0–P5 and write the answers YAML to ``out``; returns counts. ``max_rooms`` and
+    ``max_categories`` (0 = all) bound a trial run."""
+    holders = _names(_ask(client, PROMPTS["holders"]), "holders", "P0")
+    rooms = _names(_ask(client, PROMPTS["rooms"]), "rooms", "P1")
+    taxonomy: dict[str, dict[str, Any]] = {}
+    for room in rooms[: max_rooms or None]:
+        categories = _names(_ask(client, PROMPTS["categories"].format(room=room)), "categories", f"P2 {room}")
+        taxonomy[room] = {}
+        for category in categories[: max_categories or None]:
+            objects: set[str] = set()
+            for r in range(repeats):
+                again = f" Attempt {r + 1}: include objects a previous list may have missed." if r else ""
+                prompt = PROMPTS["objects"].format(category=category, room=room, again=again)
+                objects.update(_names(_ask(client, prompt), "objects", f"P3 {room}/{category}"))
+            if not objects:
+                continue
+            examples = ", ".join(sorted(objects)[:8])
+            where = f"{room}/{category}"
+            room_scores = _scores(
+                _ask(
+                    client,
+                    PROMPTS["containment"].format(
+                        category=category, examples=examples, rooms=", ".join(rooms)
+                    ),
+                ),
+                "rooms",
+                rooms,
+                f"P4 {where}",
+            )
+            holder_scores = _scores(
+                _ask(
+                    client,
+                    PROMPTS["cooccurrence"].format(
+                        category=category, examples=examples, holders=", ".join(holders)
+                    ),
+                ),
+                "holders",
+                holders,
+                f"P5 {where}",
+            )
+            taxonomy[room][category] = {
+                "rooms": room_scores,
+                "holders": holder_scores,
+                "objects": sorted(objects),
+            }
+            log(f"{where}: {len(objects)} objects")
+    header = "\n".join(
+        [
+            "# Distilled household commonsense: answers of an LLM to the prompts of `sg-search distill`.",
+            f"# produced: {datetime.date.today().isoformat()} by model {client.config.model!r} at "
+            f"{client.config.base_url} (temperature {client.config.temperature}, repeats {repeats})",
+            *(f"#   {name}: {text}" for name, text in PROMPTS.items()),
+            f"# calls: {client.counters.calls}, cache hits: {client.counters.cache_hits}, "
+            f"tokens: {client.counters.prompt_tokens} + {client.counters.completion_tokens}",
+        ]
+    )
+    body = yaml.safe_dump({"holders": holders, "rooms": rooms, "taxonomy": taxonomy}, sort_keys=False)
+    out.write_text(header + "\n" + body)
+    objects_total = len({o for cats in taxonomy.values() for c in cats.values() for o in c["objects"]})
+    return {
+        "rooms": len(rooms),
+        "categories": sum(len(c) for c in taxonomy.values()),
+        "objects": objects_total,
+    }

@@ -1,0 +1,228 @@
+"""Utility-based reasoners (SCOUT, METHODS.md §5): a utility in [0, 1] per actionable node,
+then selection by utility margin and geodesic distance.
+
+Utilities for a query q:
+- unexplored room: ``room_default`` (its category is unknown until entered);
+- explored room r: p_contain(q | r);
+- container/object o in room r: u = p_contain(q | r) · (w + (1 − w) · p_cooc(o, q)), with the
+  room influence w (``room_influence``); without room influence u = p_cooc(o, q);
+- frontier: the best utility of the objects within ``frontier_radius_m`` of it, else
+  ``frontier_default``.
+Selection: u* = max utility; among the nodes with u ≥ u* − ``margin`` the one with the
+shortest geodesic distance wins (``margin`` = 0 is greedy).
+
+The learned scores come from :class:`~sg_search.reasoning.knowledge.KnowledgeModel`; the
+SBERT baseline replaces both with the cosine similarity of the query and the node's label.
+Scores are memoised per search (the query is fixed), so a decision over 1,000 nodes costs
+dictionary look-ups once the labels have been seen.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from sg_search.config import from_params
+from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_candidates
+from sg_search.reasoning.registry import register_reasoner
+from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
+
+FAR = math.inf
+
+
+@dataclass(frozen=True)
+class UtilityParams:
+    """SCOUT's constants (defaults = the paper's).
+
+    Attributes:
+        room_influence: w in u = p_room · (w + (1 − w) · p_cooc).
+        use_room: False scores objects by co-occurrence alone ("scout-noroom").
+        margin: δ, utility margin of the distance tie-break (0 = greedy).
+        room_default: utility of an unexplored room.
+        frontier_default: utility of a frontier with no scored object within the radius.
+        frontier_radius_m: objects this close [m] to a frontier lend it their utility.
+    """
+
+    room_influence: float = 0.3
+    use_room: bool = True
+    margin: float = 0.1
+    room_default: float = 0.7
+    frontier_default: float = 0.6
+    frontier_radius_m: float = 3.0
+
+
+PairScorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
+
+
+class UtilityReasoner(Reasoner):
+    """Scores nodes with a room scorer and an object scorer; selects by margin then distance.
+
+    ``room_score(rooms, queries)`` and ``object_score(objects, queries)`` return element-wise
+    scores in [0, 1].
+    """
+
+    def __init__(
+        self, name: str, room_score: PairScorer, object_score: PairScorer, params: UtilityParams
+    ) -> None:
+        self.name = name
+        self.params = params
+        self._room_score = room_score
+        self._object_score = object_score
+        self._query = ""
+        self._memo: dict[tuple[str, str], float] = {}
+
+    def reset(self, query: str) -> None:
+        """Forget the scores of the previous query."""
+        self._query = query
+        self._memo.clear()
+
+    def _scores(self, kind: str, labels: Sequence[str], query: str) -> dict[str, float]:
+        missing = sorted({lab for lab in labels if (kind, lab) not in self._memo})
+        if missing:
+            scorer = self._room_score if kind == "room" else self._object_score
+            values = scorer(missing, [query] * len(missing))
+            self._memo.update({(kind, lab): float(v) for lab, v in zip(missing, values, strict=True)})
+        return {lab: self._memo[(kind, lab)] for lab in labels}
+
+    def utilities(
+        self, graph: SceneGraph, query: str, candidates: Sequence[Candidate]
+    ) -> dict[str, tuple[float, str]]:
+        """Utility and a one-line reason for every candidate node."""
+        if query != self._query:
+            self.reset(query)
+        p = self.params
+        nodes = [graph.node(c.node_id) for c in candidates]
+        objects = [n for n in graph.nodes() if n.layer == Layer.OBJECT and n.kind != "frontier"]
+        room_of = {n.id: _room_label(graph, n) for n in objects}
+        room_p = self._scores("room", sorted({r for r in room_of.values() if r}), query)
+        object_p = self._scores("object", sorted({_label(n) for n in objects}), query)
+
+        def object_utility(node: SceneNode) -> tuple[float, str]:
+            cooc = object_p[_label(node)]
+            room = room_of.get(node.id, "")
+            if not p.use_room:
+                return cooc, f"p({query} with {_label(node)}) = {cooc:.2f}"
+            in_room = room_p[room] if room else p.room_default
+            u = in_room * (p.room_influence + (1.0 - p.room_influence) * cooc)
+            return (
+                u,
+                f"p({query} in {room or 'unknown room'}) = {in_room:.2f}, with {_label(node)} {cooc:.2f}",
+            )
+
+        out: dict[str, tuple[float, str]] = {}
+        for node in nodes:
+            if node.layer == Layer.ROOM:
+                if node.state == NodeState.UNEXPLORED or not node.category:
+                    out[node.id] = (p.room_default, "unexplored room (default utility)")
+                else:
+                    u = self._scores("room", [_label(node)], query)[_label(node)]
+                    out[node.id] = (u, f"p({query} in {_label(node)}) = {u:.2f}")
+            elif node.kind == "frontier":
+                near = [
+                    object_utility(o)[0]
+                    for o in objects
+                    if math.dist(o.position[:2], node.position[:2]) <= p.frontier_radius_m
+                ]
+                out[node.id] = (
+                    (max(near), f"frontier near objects (best {max(near):.2f})")
+                    if near
+                    else (p.frontier_default, "frontier (default utility)")
+                )
+            else:
+                out[node.id] = object_utility(node)
+        return out
+
+    def decide(self, observation: ReasonerInput) -> Decision:
+        """Margin selection: the nearest of the nodes within ``margin`` of the best utility."""
+        candidates = actionable_candidates(observation.graph, observation.rejected)
+        if not candidates:
+            return Decision((), "nothing actionable")
+        utilities = self.utilities(observation.graph, observation.query, candidates)
+        scored = [
+            replace(
+                c,
+                utility=utilities[c.node_id][0],
+                distance=observation.distances.get(c.node_id, FAR),
+                reason=utilities[c.node_id][1],
+            )
+            for c in candidates
+        ]
+        best_u = max(c.utility for c in scored)
+        within = [c for c in scored if c.utility >= best_u - self.params.margin]
+        chosen = min(within, key=lambda c: (c.distance, -c.utility, c.node_id))
+        rest = sorted(
+            (c for c in scored if c is not chosen), key=lambda c: (-c.utility, c.distance, c.node_id)
+        )
+        explanation = (
+            f"{chosen.node_id}: utility {chosen.utility:.2f} ({chosen.reason}); nearest of "
+            f"{len(within)} within {self.params.margin:.2f} of the best {best_u:.2f}"
+        )
+        return Decision((chosen, *rest), explanation)
+
+
+def _label(node: SceneNode) -> str:
+    return node.category or node.kind
+
+
+def _room_label(graph: SceneGraph, node: SceneNode) -> str:
+    """Category of the node's room when it is known, else ""."""
+    room = graph.get(node.room_id) if node.room_id else None
+    return room.category if room is not None and room.state != NodeState.UNEXPLORED else ""
+
+
+def _params(params: Mapping[str, Any], **overrides: Any) -> UtilityParams:
+    return replace(from_params(UtilityParams, params, source="utility reasoner parameters"), **overrides)
+
+
+@register_reasoner("scout")
+def _scout(params: Mapping[str, Any]) -> Reasoner:
+    return _learned("scout", _params(params))
+
+
+@register_reasoner("scout-noroom")
+def _scout_noroom(params: Mapping[str, Any]) -> Reasoner:
+    return _learned("scout-noroom", _params(params, use_room=False))
+
+
+@register_reasoner("scout-greedy")
+def _scout_greedy(params: Mapping[str, Any]) -> Reasoner:
+    return _learned("scout-greedy", _params(params, margin=0.0))
+
+
+@register_reasoner("exhaustive")
+def _exhaustive(params: Mapping[str, Any]) -> Reasoner:
+    """GODHS without its LLM: every unexplored room and frontier first (utility above any
+    object's), then rooms and containers ranked by the learned priors, greedily."""
+    return _learned("exhaustive", _params(params, room_default=1.0, frontier_default=1.0, margin=0.0))
+
+
+def _learned(name: str, params: UtilityParams) -> Reasoner:
+    from sg_search.reasoning.knowledge import KnowledgeModel
+
+    km = KnowledgeModel.load_default()
+    return UtilityReasoner(name, km.containment, km.cooccurrence, params)
+
+
+SBERT_DEFAULTS = {"room_default": 0.3, "frontier_default": 0.25, "margin": 0.05}
+
+
+@register_reasoner("sbert")
+def _sbert(params: Mapping[str, Any]) -> Reasoner:
+    """Cosine similarity of query and label as utility, with the paper's retuned defaults
+    (room 0.3, frontier 0.25, δ 0.05; ``sbert_*`` parameters override them); no room influence."""
+    from sg_search.reasoning.knowledge import KnowledgeModel
+    from sg_search.reasoning.knowledge.names import knowledge_text
+
+    encoder = KnowledgeModel.load_default().encoder
+    values = {k: params.get(f"sbert_{k}", v) for k, v in SBERT_DEFAULTS.items()}
+
+    def similarity(labels: Sequence[str], queries: Sequence[str]) -> np.ndarray:
+        a = encoder.encode([knowledge_text(x) for x in labels])
+        b = encoder.encode([knowledge_text(x) for x in queries])
+        return np.clip(np.sum(a * b, axis=1), 0.0, 1.0)
+
+    return UtilityReasoner("sbert", similarity, similarity, _params(values, use_room=False))

@@ -81,6 +81,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.symbolic",
         "SymSearch on bddl houses: agents on the same episodes, both tiers",
     ),
+    "knowledge": (
+        "sg_search.bench.knowledge",
+        "distilled knowledge vs bddl goal placements (test half): top-1/3 container and room",
+    ),
     "planner": (
         "sg_search.bench.planner",
         "map/frontier/distance-field timing (800x800), geodesic accuracy, VVD",
@@ -116,24 +120,27 @@ def map_episodes(
 
 
 class Progress:
-    """A one-line progress bar on stderr ("[symbolic] 120/400 30%")."""
+    """Progress on stderr: a redrawn bar on a terminal, a line per 10 % otherwise (logs)."""
 
     def __init__(self, label: str, total: int) -> None:
         self.label, self.total, self.done, self._shown = label, total, 0, -1
+        self._tty = sys.stderr.isatty()
 
     def advance(self) -> None:
-        """One more item done; redraws at every whole percent."""
+        """One more item done."""
         self.done += 1
         percent = 100 * self.done // max(self.total, 1)
-        if percent != self._shown:
-            self._shown = percent
-            bar = "#" * (percent // 5)
-            sys.stderr.write(f"\r[{self.label}] {bar:<20s} {self.done}/{self.total} {percent:3d}%")
+        step = percent if self._tty else percent // 10 * 10
+        if step != self._shown:
+            self._shown = step
+            line = f"[{self.label}] {'#' * (percent // 5):<20s} {self.done}/{self.total} {percent:3d}%"
+            sys.stderr.write(f"\r{line}" if self._tty else f"{line}\n")
             sys.stderr.flush()
 
     def close(self) -> None:
-        """End the line."""
-        sys.stderr.write("\n")
+        """End the bar's line."""
+        if self._tty:
+            sys.stderr.write("\n")
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, float]:

@@ -11,6 +11,7 @@ from sg_search.reasoning.base import (
     ReasonerInput,
     SkillAffordance,
     actionable_candidates,
+    actionable_nodes,
 )
 from sg_search.reasoning.registry import available_reasoners, create_reasoner, register_reasoner
 
@@ -21,6 +22,7 @@ __all__ = [
     "ReasonerInput",
     "SkillAffordance",
     "actionable_candidates",
+    "actionable_nodes",
     "available_reasoners",
     "create_reasoner",
     "register_reasoner",

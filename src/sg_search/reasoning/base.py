@@ -76,33 +76,37 @@ def actionable_candidates(graph: SceneGraph, rejected: frozenset[str] = frozense
     """Nodes the robot can act on: unexplored frontiers and rooms, closed openable
     containers, unexplored surfaces/receptacles to inspect. ``rejected`` ids are left out.
     """
-    out: list[Candidate] = []
+    return [Candidate(node.id, affordance) for node, affordance in actionable_nodes(graph, rejected)]
+
+
+def actionable_nodes(
+    graph: SceneGraph, rejected: frozenset[str] = frozenset()
+) -> list[tuple[SceneNode, SkillAffordance]]:
+    """The nodes of :func:`actionable_candidates` with their affordance."""
+    out = []
     for node in graph.nodes():
-        if node.id in rejected:
-            continue
-        affordance = _affordance_for(node)
-        if affordance is not None:
-            out.append(Candidate(node.id, affordance))
+        if node.id not in rejected:
+            affordance = _affordance_for(node)
+            if affordance is not None:
+                out.append((node, affordance))
     return out
 
 
+_OPENABLE = int(Affordance.OPENABLE)
+_HOLDS = int(Affordance.SURFACE | Affordance.RECEPTACLE)
+_INSPECTABLE = int(Affordance.INSPECTABLE)
+_SEEN = (NodeState.EXPLORED, NodeState.OPEN, NodeState.CLOSED)
+
+
 def _affordance_for(node: SceneNode) -> SkillAffordance | None:
-    if node.kind == "frontier" and node.state != NodeState.EXPLORED:
+    # Plain ints: IntFlag arithmetic dominated decisions over 1,000 nodes.
+    state, flags = node.state, int(node.affordances)
+    if node.kind == "frontier" and state != NodeState.EXPLORED:
         return SkillAffordance.NAVIGATE
-    if node.layer == Layer.ROOM and node.state == NodeState.UNEXPLORED:
+    if node.layer == Layer.ROOM and state == NodeState.UNEXPLORED:
         return SkillAffordance.NAVIGATE
-    if node.affordances & Affordance.OPENABLE and node.state == NodeState.CLOSED:
+    if flags & _OPENABLE and state == NodeState.CLOSED:
         return SkillAffordance.OPEN
-    receptacle = node.affordances & (Affordance.SURFACE | Affordance.RECEPTACLE)
-    if (
-        receptacle
-        and node.affordances & Affordance.INSPECTABLE
-        and node.state
-        not in (
-            NodeState.EXPLORED,
-            NodeState.OPEN,
-            NodeState.CLOSED,
-        )
-    ):
+    if flags & _HOLDS and flags & _INSPECTABLE and state not in _SEEN:
         return SkillAffordance.INSPECT
     return None

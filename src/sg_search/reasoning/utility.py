@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from sg_search.config import from_params
-from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_candidates
+from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_nodes
 from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 
@@ -89,30 +89,35 @@ class UtilityReasoner(Reasoner):
         return {lab: self._memo[(kind, lab)] for lab in labels}
 
     def utilities(
-        self, graph: SceneGraph, query: str, candidates: Sequence[Candidate]
+        self, graph: SceneGraph, query: str, nodes: Sequence[SceneNode]
     ) -> dict[str, tuple[float, str]]:
         """Utility and a one-line reason for every candidate node."""
         if query != self._query:
             self.reset(query)
         p = self.params
-        nodes = [graph.node(c.node_id) for c in candidates]
         objects = [n for n in graph.nodes() if n.layer == Layer.OBJECT and n.kind != "frontier"]
         room_of = {n.id: _room_label(graph, n) for n in objects}
         room_p = self._scores("room", sorted({r for r in room_of.values() if r}), query)
         object_p = self._scores("object", sorted({_label(n) for n in objects}), query)
 
-        def object_utility(node: SceneNode) -> tuple[float, str]:
-            cooc = object_p[_label(node)]
-            room = room_of.get(node.id, "")
-            if not p.use_room:
-                return cooc, f"p({query} with {_label(node)}) = {cooc:.2f}"
-            in_room = room_p[room] if room else p.room_default
-            u = in_room * (p.room_influence + (1.0 - p.room_influence) * cooc)
-            return (
-                u,
-                f"p({query} in {room or 'unknown room'}) = {in_room:.2f}, with {_label(node)} {cooc:.2f}",
-            )
+        memo: dict[tuple[str, str], tuple[float, str]] = {}  # nodes sharing label and room
 
+        def object_utility(node: SceneNode) -> tuple[float, str]:
+            key = (_label(node), room_of.get(node.id, ""))
+            if key not in memo:
+                label, room = key
+                cooc = object_p[label]
+                if not p.use_room:
+                    memo[key] = (cooc, f"p({query} with {label}) = {cooc:.2f}")
+                else:
+                    in_room = room_p[room] if room else p.room_default
+                    u = in_room * (p.room_influence + (1.0 - p.room_influence) * cooc)
+                    where = room or "unknown room"
+                    memo[key] = (u, f"p({query} in {where}) = {in_room:.2f}, with {label} {cooc:.2f}")
+            return memo[key]
+
+        frontiers = [n for n in nodes if n.kind == "frontier"]
+        near_best = self._frontier_support(frontiers, objects, object_utility)
         out: dict[str, tuple[float, str]] = {}
         for node in nodes:
             if node.layer == Layer.ROOM:
@@ -122,35 +127,45 @@ class UtilityReasoner(Reasoner):
                     u = self._scores("room", [_label(node)], query)[_label(node)]
                     out[node.id] = (u, f"p({query} in {_label(node)}) = {u:.2f}")
             elif node.kind == "frontier":
-                near = [
-                    object_utility(o)[0]
-                    for o in objects
-                    if math.dist(o.position[:2], node.position[:2]) <= p.frontier_radius_m
-                ]
+                best = near_best.get(node.id)
                 out[node.id] = (
-                    (max(near), f"frontier near objects (best {max(near):.2f})")
-                    if near
+                    (best, f"frontier near objects (best {best:.2f})")
+                    if best is not None
                     else (p.frontier_default, "frontier (default utility)")
                 )
             else:
                 out[node.id] = object_utility(node)
         return out
 
+    def _frontier_support(
+        self,
+        frontiers: Sequence[SceneNode],
+        objects: Sequence[SceneNode],
+        utility: Callable[[SceneNode], tuple[float, str]],
+    ) -> dict[str, float]:
+        """Best utility of the objects within ``frontier_radius_m`` of each frontier (x, y)."""
+        if not frontiers or not objects:
+            return {}
+        xy = np.array([o.position[:2] for o in objects])
+        values = np.array([utility(o)[0] for o in objects])
+        out = {}
+        for f in frontiers:
+            near = np.hypot(*(xy - np.array(f.position[:2])).T) <= self.params.frontier_radius_m
+            if near.any():
+                out[f.id] = float(values[near].max())
+        return out
+
     def decide(self, observation: ReasonerInput) -> Decision:
         """Margin selection: the nearest of the nodes within ``margin`` of the best utility."""
-        candidates = actionable_candidates(observation.graph, observation.rejected)
-        if not candidates:
+        actionable = actionable_nodes(observation.graph, observation.rejected)
+        if not actionable:
             return Decision((), "nothing actionable")
-        utilities = self.utilities(observation.graph, observation.query, candidates)
-        scored = [
-            replace(
-                c,
-                utility=utilities[c.node_id][0],
-                distance=observation.distances.get(c.node_id, FAR),
-                reason=utilities[c.node_id][1],
-            )
-            for c in candidates
-        ]
+        utilities = self.utilities(observation.graph, observation.query, [n for n, _ in actionable])
+        distances = observation.distances
+        scored = []
+        for node, affordance in actionable:
+            u, reason = utilities[node.id]
+            scored.append(Candidate(node.id, affordance, u, distances.get(node.id, FAR), reason))
         best_u = max(c.utility for c in scored)
         within = [c for c in scored if c.utility >= best_u - self.params.margin]
         chosen = min(within, key=lambda c: (c.distance, -c.utility, c.node_id))

@@ -8,10 +8,11 @@ holder scores per category) to two JSONL files of labelled pairs.
   the object's best holder score (the best place is a "yes", 1.0, as in the paper's yes/no
   co-occurrence labels; the rest keep their ratio to it).
 
-Each file starts with one header line ``{"provenance": {...}}``. Positives are every score
-the answers give; negatives (score 0) are drawn per object from the rooms/holders the
-answers omit, as many as its positives, with a generator seeded by the object's name, so
-the build is deterministic.
+Each file starts with one header line ``{"provenance": {...}}``. Containment holds every
+(room, object) pair (rooms an answer omits score 0), as the paper's LLM scored every pair.
+Co-occurrence holds every score the answers give plus as many negatives (score 0) per object,
+drawn from the holders its answers omit with a generator seeded by the object's name, so the
+build is deterministic.
 """
 
 from __future__ import annotations
@@ -111,8 +112,10 @@ def build_pairs(answers: Answers, kind: str) -> list[Pair]:
         top = max(positives.values()) if kind == "cooccurrence" and positives else 1.0
         pairs += [Pair(a, obj, round(s / top, 3)) for a, s in sorted(positives.items())]
         omitted = [a for a in vocabulary if a not in positives]
-        rng = random.Random(int(hashlib.sha256(f"{kind}/{obj}".encode()).hexdigest()[:16], 16))
-        pairs += [Pair(a, obj, 0.0) for a in sorted(rng.sample(omitted, min(len(positives), len(omitted))))]
+        if kind == "cooccurrence":
+            rng = random.Random(int(hashlib.sha256(f"{kind}/{obj}".encode()).hexdigest()[:16], 16))
+            omitted = sorted(rng.sample(omitted, min(len(positives), len(omitted))))
+        pairs += [Pair(a, obj, 0.0) for a in omitted]
     return pairs
 
 
@@ -164,9 +167,13 @@ def build_datasets(answers_path: Path, out_dir: Path) -> dict[str, int]:
             "answers_sha256": digest,
             "objects": len(answers.rooms_of),
             "categories": answers.categories,
-            "procedure": "see the header of the answers file; positives = every score given"
-            + (", divided by the object's best holder score" if kind == "cooccurrence" else "")
-            + "; negatives (0) = as many omitted names per object, seeded by the object name",
+            "procedure": "see the header of the answers file; "
+            + (
+                "every score given, divided by the object's best holder score; negatives (0) = as "
+                "many omitted holders per object, seeded by the object name"
+                if kind == "cooccurrence"
+                else "every (room, object) pair; rooms an answer omits score 0"
+            ),
             "fields": {
                 "a": "room type" if kind == "containment" else "holder (furniture/container)",
                 "b": "object",

@@ -1,0 +1,101 @@
+"""Knowledge quality against independent human placements: bddl's goal placements of the
+test activity half (people wrote where things belong; our knowledge never saw them).
+
+For every distinct (object, container, room type) of the typical tier in activity half B:
+- container given (object, room): rank the furniture categories found in rooms of that
+  type (from the house inventories) by p_cooc(category, object); a hit if one of the top-k
+  is a category the placement's container synset covers;
+- room given object: rank every room type of the houses by p_contain(room, object).
+Top-1 and top-3 accuracy for the learned knowledge, for SBERT cosine similarity, and for a
+frequency baseline counted on activity half A (how often a category holds something in
+that room type; how often a room type is named), so no method sees the test answers.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from sg_search.bench.common import BenchOptions, BenchReport
+from sg_search.sim.bddl_scenes import load_house, scene_names
+from sg_search.sim.episodes import activity_half
+from sg_search.sim.placements import all_placements, categories_by_synset, synset_words
+
+Scorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
+
+
+def _text(category: str) -> str:
+    return category.replace("_", " ")
+
+
+def run(options: BenchOptions) -> BenchReport:
+    """Top-1/top-3 container and room accuracy of knowledge, SBERT and frequency."""
+    from sg_search.reasoning.knowledge import KnowledgeModel
+
+    covers = categories_by_synset()
+    furniture_in: dict[str, set[str]] = {}
+    for scene in scene_names():
+        for room in load_house(scene).rooms:
+            furniture_in.setdefault(room.room_type, set()).update(room.furniture)
+    room_types = sorted(furniture_in)
+    placements = [p for p in all_placements() if p.tier == "typical" and p.relation != "inroom"]
+    placements = [p for p in placements if p.container_synset in covers and p.room_type in furniture_in]
+    test = sorted(
+        {
+            (synset_words(p.object_synset), p.container_synset, p.room_type)
+            for p in placements
+            if activity_half(p.activity) == "B"
+        }
+    )
+    train = [p for p in placements if activity_half(p.activity) == "A"]
+    holds = Counter((c, p.room_type) for p in train for c in covers[p.container_synset])
+    named = Counter(p.room_type for p in train)
+
+    km = KnowledgeModel.load_default()
+
+    def cosine(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        ea, eb = km.encoder.encode([_text(x) for x in a]), km.encoder.encode(list(b))
+        return np.sum(ea * eb, axis=1)
+
+    methods: dict[str, tuple[Scorer, Scorer]] = {
+        "knowledge": (
+            lambda cats, objs: km.cooccurrence([_text(c) for c in cats], objs),
+            lambda rooms, objs: km.containment([_text(r) for r in rooms], objs),
+        ),
+        "sbert": (cosine, cosine),
+    }
+    summary: dict[str, float] = {"placements": float(len(test))}
+    rows = []
+    for name, (container_score, room_score) in [*methods.items(), ("frequency", (None, None))]:
+        container_hits, room_hits = np.zeros(2), np.zeros(2)
+        for obj, synset, room in test:
+            options_here = sorted(furniture_in[room] & set().union(*covers.values()))
+            if name == "frequency":
+                c_scores = np.array([holds[(c, room)] for c in options_here], dtype=float)
+                r_scores = np.array([named[r] for r in room_types], dtype=float)
+            else:
+                assert container_score is not None and room_score is not None
+                c_scores = container_score(options_here, [obj] * len(options_here))
+                r_scores = room_score(room_types, [obj] * len(room_types))
+            container_rank = [options_here[i] for i in np.argsort(-c_scores, kind="stable")]
+            room_rank = [room_types[i] for i in np.argsort(-r_scores, kind="stable")]
+            for k, top in enumerate((1, 3)):
+                container_hits[k] += any(c in covers[synset] for c in container_rank[:top])
+                room_hits[k] += room in room_rank[:top]
+            rows.append(
+                {
+                    "method": name,
+                    "object": obj,
+                    "room": room,
+                    "container": synset,
+                    "top_container": container_rank[0],
+                    "top_room": room_rank[0],
+                }
+            )
+        n = max(len(test), 1)
+        for k, top in enumerate((1, 3)):
+            summary[f"{name}/container_top{top}"] = container_hits[k] / n
+            summary[f"{name}/room_top{top}"] = room_hits[k] / n
+    return BenchReport("knowledge", options, summary, rows)

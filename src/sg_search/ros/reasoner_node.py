@@ -75,7 +75,7 @@ class ReasonerNode(Node):
     ) -> SearchObject.Result:
         name = goal.reasoner or self.config.default_reasoner
         try:
-            reasoner = create_reasoner(name, {"seed": self.config.seed})
+            reasoner = create_reasoner(name, self.config.reasoner_params())
         except KeyError as exc:
             handle.abort()
             result.error_code, result.error_msg = SearchError.UNKNOWN_REASONER, str(exc.args[0])
@@ -151,7 +151,7 @@ class ReasonerNode(Node):
     ) -> SelectTarget.Response:
         try:
             reasoner = create_reasoner(
-                request.reasoner or self.config.default_reasoner, {"seed": self.config.seed}
+                request.reasoner or self.config.default_reasoner, self.config.reasoner_params()
             )
         except KeyError as exc:
             response.success, response.message = False, str(exc.args[0])

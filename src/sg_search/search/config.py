@@ -11,7 +11,7 @@ from sg_search.search.loop import SearchParams
 class ReasonerNodeConfig:
     """See config/sg_search.yaml for the meaning and units of each parameter."""
 
-    default_reasoner: str = "random"
+    default_reasoner: str = "scout"
     seed: int = 0
     max_steps: int = 50
     timeout_s: float = 120.0
@@ -21,6 +21,22 @@ class ReasonerNodeConfig:
     executor_wait_s: float = 0.5
     execute_timeout_s: float = 300.0
     graph_wait_s: float = 5.0
+    room_influence: float = 0.3
+    utility_margin: float = 0.1
+    room_default: float = 0.7
+    frontier_default: float = 0.6
+    frontier_radius_m: float = 3.0
+
+    def reasoner_params(self) -> dict[str, float | int]:
+        """What :func:`create_reasoner` gets: the seed and the utility reasoners' constants."""
+        return {
+            "seed": self.seed,
+            "room_influence": self.room_influence,
+            "margin": self.utility_margin,
+            "room_default": self.room_default,
+            "frontier_default": self.frontier_default,
+            "frontier_radius_m": self.frontier_radius_m,
+        }
 
     def search_params(self, max_steps: int = 0, timeout_s: float = 0.0) -> SearchParams:
         """Search budgets; a goal's non-zero ``max_steps``/``timeout_s`` override the defaults."""

@@ -23,20 +23,21 @@ from sg_search.llm import ChatClient, LlmError
 from sg_search.reasoning.knowledge.names import knowledge_text
 
 SYSTEM = "You are a careful assistant with commonsense knowledge of homes. Answer with JSON only."
+# str.format templates (JSON braces doubled).
 PROMPTS = {
     "holders": "List furniture, appliances and containers in which or on which small household objects are "
-    'kept. Lower case, singular, space separated. JSON: {"holders": [...]}',
-    "rooms": 'List the room types of a home (and of the home\'s outbuildings). JSON: {"rooms": [...]}',
-    "categories": 'List the categories of objects typically found in a {room}. JSON: {"categories": [...]}',
+    'kept. Lower case, singular, space separated. JSON: {{"holders": [...]}}',
+    "rooms": 'List the room types of a home (and of the home\'s outbuildings). JSON: {{"rooms": [...]}}',
+    "categories": 'List the categories of objects typically found in a {room}. JSON: {{"categories": [...]}}',
     "objects": "List as many distinct objects of category {category} that are found in a {room} as you can. "
     "Lower case, singular, space separated.{again} "
-    'JSON: {"objects": [...]}',
+    'JSON: {{"objects": [...]}}',
     "containment": "For objects of category {category} (e.g. {examples}), give for each room type of "
     "[{rooms}] the probability in [0, 1] that a typical home keeps such an object in that room. Omit rooms "
-    'below 0.05. JSON: {"rooms": {"<room>": <p>, ...}}',
+    'below 0.05. JSON: {{"rooms": {{"<room>": <p>, ...}}}}',
     "cooccurrence": "For objects of category {category} (e.g. {examples}), give for each holder of "
     "[{holders}] the probability in [0, 1] that such an object, when in the same room as that holder, is "
-    'inside or on it. Omit below 0.05. JSON: {"holders": {"<holder>": <p>, ...}}',
+    'inside or on it. Omit below 0.05. JSON: {{"holders": {{"<holder>": <p>, ...}}}}',
 }
 
 
@@ -77,8 +78,8 @@ def distill(
 ) -> dict[str, int]:
     """Run P0–P5 and write the answers YAML to ``out``; returns counts. ``max_rooms`` and
     ``max_categories`` (0 = all) bound a trial run."""
-    holders = _names(_ask(client, PROMPTS["holders"]), "holders", "P0")
-    rooms = _names(_ask(client, PROMPTS["rooms"]), "rooms", "P1")
+    holders = _names(_ask(client, PROMPTS["holders"].format()), "holders", "P0")
+    rooms = _names(_ask(client, PROMPTS["rooms"].format()), "rooms", "P1")
     taxonomy: dict[str, dict[str, Any]] = {}
     for room in rooms[: max_rooms or None]:
         categories = _names(_ask(client, PROMPTS["categories"].format(room=room)), "categories", f"P2 {room}")
@@ -126,7 +127,7 @@ def distill(
             "# Distilled household commonsense: answers of an LLM to the prompts of `sg-search distill`.",
             f"# produced: {datetime.date.today().isoformat()} by model {client.config.model!r} at "
             f"{client.config.base_url} (temperature {client.config.temperature}, repeats {repeats})",
-            *(f"#   {name}: {text}" for name, text in PROMPTS.items()),
+            *(f"#   {name}: {text}" for name, text in PROMPTS.items()),  # templates as sent
             f"# calls: {client.counters.calls}, cache hits: {client.counters.cache_hits}, "
             f"tokens: {client.counters.prompt_tokens} + {client.counters.completion_tokens}",
         ]

@@ -1,0 +1,107 @@
+"""SCOUT's utility and selection rules, with fixed knowledge scores (the paper's example)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from sg_search.reasoning import ReasonerInput, SkillAffordance, available_reasoners
+from sg_search.reasoning.utility import UtilityParams, UtilityReasoner
+from sg_search.scene_graph import Affordance, Layer, NodeState, SceneGraph, SceneNode
+
+# METHODS.md §5: plate - kitchen 0.78, cabinet 0.94 -> 0.75; chair 0.12 -> 0.30;
+# living room 0.30, sofa 0.00 -> 0.09.
+ROOM_P = {"kitchen": 0.78, "living room": 0.30}
+OBJECT_P = {"cabinet": 0.94, "chair": 0.12, "sofa": 0.0, "fridge": 0.5}
+
+
+def rooms(labels: Sequence[str], queries: Sequence[str]) -> np.ndarray:
+    return np.array([ROOM_P.get(label, 0.0) for label in labels])
+
+
+def objects(labels: Sequence[str], queries: Sequence[str]) -> np.ndarray:
+    return np.array([OBJECT_P.get(label, 0.0) for label in labels])
+
+
+def house() -> SceneGraph:
+    g = SceneGraph()
+    surface = Affordance.SURFACE | Affordance.INSPECTABLE
+    nodes = [
+        SceneNode("kitchen_0", Layer.ROOM, "room", "kitchen", (0, 0, 0), state=NodeState.EXPLORED),
+        SceneNode("living_0", Layer.ROOM, "room", "living room", (10, 0, 0), state=NodeState.EXPLORED),
+        SceneNode("hall_0", Layer.ROOM, "room", "", (20, 0, 0), state=NodeState.UNEXPLORED),
+        SceneNode(
+            "cabinet_0",
+            Layer.OBJECT,
+            "container",
+            "cabinet",
+            (1, 0, 0),
+            room_id="kitchen_0",
+            affordances=Affordance.OPENABLE | Affordance.RECEPTACLE,
+            state=NodeState.CLOSED,
+        ),
+        SceneNode(
+            "chair_0", Layer.OBJECT, "object", "chair", (2, 0, 0), room_id="kitchen_0", affordances=surface
+        ),
+        SceneNode(
+            "sofa_0", Layer.OBJECT, "object", "sofa", (11, 0, 0), room_id="living_0", affordances=surface
+        ),
+        SceneNode("frontier_0", Layer.OBJECT, "frontier", "frontier", (30, 0, 0)),
+    ]
+    for node in nodes:
+        g.upsert_node(node)
+    return g
+
+
+def reasoner(**params: float | bool) -> UtilityReasoner:
+    return UtilityReasoner("scout", rooms, objects, UtilityParams(**params))  # type: ignore[arg-type]
+
+
+def test_utilities_reproduce_the_papers_example() -> None:
+    r = reasoner()
+    g = house()
+    u = r.utilities(
+        g, "plate", [g.node(i) for i in ("cabinet_0", "chair_0", "sofa_0", "hall_0", "frontier_0")]
+    )
+    assert u["cabinet_0"][0] == pytest.approx(0.78 * (0.3 + 0.7 * 0.94), abs=1e-9)
+    assert round(u["cabinet_0"][0], 2) == 0.75
+    assert round(u["chair_0"][0], 2) == 0.30
+    assert round(u["sofa_0"][0], 2) == 0.09
+    assert u["hall_0"][0] == 0.7  # unexplored room default
+    assert u["frontier_0"][0] == 0.6  # no object within 3 m
+    assert "kitchen" in u["cabinet_0"][1] and "0.78" in u["cabinet_0"][1]
+
+
+def test_frontier_takes_the_best_nearby_object_and_noroom_ignores_the_room() -> None:
+    g = house()
+    near = reasoner(frontier_radius_m=25.0).utilities(g, "plate", [g.node("frontier_0")])
+    assert near["frontier_0"][0] == pytest.approx(0.30 * (0.3 + 0.7 * 0.0))  # only the sofa is within 25 m
+    noroom = reasoner(use_room=False).utilities(g, "plate", [g.node("cabinet_0")])
+    assert noroom["cabinet_0"][0] == pytest.approx(0.94)
+
+
+def test_margin_picks_the_nearest_of_the_good_and_zero_margin_is_greedy() -> None:
+    g = house()
+    distances = {"cabinet_0": 9.0, "hall_0": 2.0, "chair_0": 1.0, "sofa_0": 1.0, "frontier_0": 50.0}
+    observation = ReasonerInput(g, "plate", distances)
+    best = reasoner().decide(observation).best  # 0.75 (9 m) vs hall 0.7 (2 m): within 0.1
+    assert best is not None and best.node_id == "hall_0" and best.affordance == SkillAffordance.NAVIGATE
+    greedy = reasoner(margin=0.0).decide(observation)
+    assert greedy.best is not None and greedy.best.node_id == "cabinet_0"
+    assert greedy.best.affordance == SkillAffordance.OPEN
+    assert [c.utility for c in greedy.ranked] == sorted((c.utility for c in greedy.ranked), reverse=True)
+    assert "cabinet_0" in greedy.explanation
+
+
+def test_rejected_nodes_are_not_offered() -> None:
+    g = house()
+    decision = reasoner(margin=0.0).decide(ReasonerInput(g, "plate", {}, rejected=frozenset({"cabinet_0"})))
+    assert "cabinet_0" not in {c.node_id for c in decision.ranked}
+
+
+def test_all_agents_of_the_benchmark_are_registered() -> None:
+    assert {"random", "nearest", "sbert", "exhaustive", "scout", "scout-noroom", "scout-greedy"} <= set(
+        available_reasoners()
+    )

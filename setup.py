@@ -15,7 +15,16 @@ setup(
     python_requires=">=3.10",
     package_dir={"": "src"},
     packages=find_packages("src", include=[PACKAGE, f"{PACKAGE}.*"]),
-    package_data={f"{PACKAGE}.data": ["*.yaml", "*.jsonl"]},
+    package_data={
+        f"{PACKAGE}.data": [
+            "*.yaml",
+            "*.jsonl",
+            "knowledge/*.yaml",
+            "knowledge/*.jsonl",
+            "knowledge/*.npz",
+            "knowledge/*.json",
+        ]
+    },
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),
         (f"share/{PACKAGE}", ["package.xml"]),

@@ -20,9 +20,9 @@ def test_help_lists_every_subcommand() -> None:
         assert command in result.stdout
 
 
-def test_pending_subcommands_say_so_and_fail() -> None:
-    result = _run("distill")
-    assert result.returncode == 2 and "not available yet" in result.stderr
+def test_distill_build_names_a_missing_answers_file(tmp_path: Path) -> None:
+    result = _run("distill", "build", "--answers", str(tmp_path / "none.yaml"), "--out", str(tmp_path))
+    assert result.returncode == 2 and "none.yaml" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_graph_schema_is_yaml_with_node_kinds() -> None:

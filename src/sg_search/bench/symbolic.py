@@ -48,6 +48,7 @@ DEFAULT_AGENTS = (
 )
 TIERS = ("typical", "misplaced")
 LATENCY_NODES = 1000
+LARGE_HOUSE_ROOMS = 12  # SR is also reported for houses up to / above this many rooms
 METRICS = ("SR", "SPL", "steps", "path_m", "decision_ms_median", "decision_ms_p95")
 
 
@@ -126,6 +127,7 @@ def run_episode(episode: Episode, agent: str, seed: int) -> dict[str, Any]:
         "steps": float(len(reasoner.times_ms)),
         "path_m": env.path_length,
         "decision_ms": reasoner.times_ms,
+        "house_rooms": float(len(env.layout.rooms)),
     }
 
 
@@ -196,6 +198,19 @@ def run(options: BenchOptions) -> BenchReport:
             metrics = _metrics(mine)
             if tier == "all":
                 by_agent[agent].update(metrics)
+                by_agent[agent]["SR_by_house_size"] = {
+                    label: float(np.mean([r["SR"] for r in group])) if group else float("nan")
+                    for label, group in (
+                        (
+                            f"<={LARGE_HOUSE_ROOMS} rooms",
+                            [r for r in mine if r["house_rooms"] <= LARGE_HOUSE_ROOMS],
+                        ),
+                        (
+                            f">{LARGE_HOUSE_ROOMS} rooms",
+                            [r for r in mine if r["house_rooms"] > LARGE_HOUSE_ROOMS],
+                        ),
+                    )
+                }
             else:
                 by_agent[agent]["tiers"][tier] = metrics
                 summary.update({f"{agent}/{tier}/{k}": v for k, v in metrics.items()})

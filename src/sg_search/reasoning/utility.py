@@ -73,20 +73,21 @@ class UtilityReasoner(Reasoner):
         self._room_score = room_score
         self._object_score = object_score
         self._query = ""
-        self._memo: dict[tuple[str, str], float] = {}
+        self._memo: dict[str, dict[str, float]] = {}  # kind -> label -> score, for self._query
 
     def reset(self, query: str) -> None:
         """Forget the scores of the previous query."""
         self._query = query
         self._memo.clear()
 
-    def _scores(self, kind: str, labels: Sequence[str], query: str) -> dict[str, float]:
-        missing = sorted({lab for lab in labels if (kind, lab) not in self._memo})
+    def _scores(self, kind: str, labels: set[str], query: str) -> dict[str, float]:
+        """Scores of ``labels`` for the query; the ones not seen yet are scored in one batch."""
+        memo = self._memo.setdefault(kind, {})
+        missing = sorted(labels - memo.keys())
         if missing:
             scorer = self._room_score if kind == "room" else self._object_score
-            values = scorer(missing, [query] * len(missing))
-            self._memo.update({(kind, lab): float(v) for lab, v in zip(missing, values, strict=True)})
-        return {lab: self._memo[(kind, lab)] for lab in labels}
+            memo.update(zip(missing, map(float, scorer(missing, [query] * len(missing))), strict=True))
+        return memo
 
     def utilities(
         self, graph: SceneGraph, query: str, nodes: Sequence[SceneNode]
@@ -95,10 +96,11 @@ class UtilityReasoner(Reasoner):
         if query != self._query:
             self.reset(query)
         p = self.params
-        objects = [n for n in graph.nodes() if n.layer == Layer.OBJECT and n.kind != "frontier"]
-        room_of = {n.id: _room_label(graph, n) for n in objects}
-        room_p = self._scores("room", sorted({r for r in room_of.values() if r}), query)
-        object_p = self._scores("object", sorted({_label(n) for n in objects}), query)
+        known_rooms = {r.id: r.category for r in graph.rooms() if r.state != NodeState.UNEXPLORED}
+        objects = [n for n in graph.nodes(Layer.OBJECT) if n.kind != "frontier"]
+        room_of = {n.id: known_rooms.get(n.room_id, "") for n in objects}
+        room_p = self._scores("room", {r for r in known_rooms.values() if r}, query)
+        object_p = self._scores("object", {_label(n) for n in objects}, query)
 
         memo: dict[tuple[str, str], tuple[float, str]] = {}  # nodes sharing label and room
 
@@ -124,7 +126,7 @@ class UtilityReasoner(Reasoner):
                 if node.state == NodeState.UNEXPLORED or not node.category:
                     out[node.id] = (p.room_default, "unexplored room (default utility)")
                 else:
-                    u = self._scores("room", [_label(node)], query)[_label(node)]
+                    u = room_p[_label(node)]
                     out[node.id] = (u, f"p({query} in {_label(node)}) = {u:.2f}")
             elif node.kind == "frontier":
                 best = near_best.get(node.id)
@@ -162,16 +164,17 @@ class UtilityReasoner(Reasoner):
             return Decision((), "nothing actionable")
         utilities = self.utilities(observation.graph, observation.query, [n for n, _ in actionable])
         distances = observation.distances
-        scored = []
-        for node, affordance in actionable:
-            u, reason = utilities[node.id]
-            scored.append(Candidate(node.id, affordance, u, distances.get(node.id, FAR), reason))
-        best_u = max(c.utility for c in scored)
-        within = [c for c in scored if c.utility >= best_u - self.params.margin]
-        chosen = min(within, key=lambda c: (c.distance, -c.utility, c.node_id))
-        rest = sorted(
-            (c for c in scored if c is not chosen), key=lambda c: (-c.utility, c.distance, c.node_id)
+        keyed = sorted(  # best utility first, then nearest, then id (deterministic)
+            (-utilities[n.id][0], distances.get(n.id, FAR), n.id, a) for n, a in actionable
         )
+        best_u = -keyed[0][0]
+        within = [k for k in keyed if -k[0] >= best_u - self.params.margin]
+        pick = min(within, key=lambda k: (k[1], k[0], k[2]))
+        scored = [
+            Candidate(i, a, -nu, d, utilities[i][1])
+            for nu, d, i, a in [pick, *(k for k in keyed if k is not pick)]
+        ]
+        chosen, rest = scored[0], scored[1:]
         explanation = (
             f"{chosen.node_id}: utility {chosen.utility:.2f} ({chosen.reason}); nearest of "
             f"{len(within)} within {self.params.margin:.2f} of the best {best_u:.2f}"
@@ -181,12 +184,6 @@ class UtilityReasoner(Reasoner):
 
 def _label(node: SceneNode) -> str:
     return node.category or node.kind
-
-
-def _room_label(graph: SceneGraph, node: SceneNode) -> str:
-    """Category of the node's room when it is known, else ""."""
-    room = graph.get(node.room_id) if node.room_id else None
-    return room.category if room is not None and room.state != NodeState.UNEXPLORED else ""
 
 
 def _params(params: Mapping[str, Any], **overrides: Any) -> UtilityParams:

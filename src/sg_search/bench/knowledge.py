@@ -37,8 +37,8 @@ def run(options: BenchOptions) -> BenchReport:
     covers = categories_by_synset()
     furniture_in: dict[str, set[str]] = {}
     for scene in scene_names():
-        for room in load_house(scene).rooms:
-            furniture_in.setdefault(room.room_type, set()).update(room.furniture)
+        for inventory in load_house(scene).rooms:
+            furniture_in.setdefault(inventory.room_type, set()).update(inventory.furniture)
     room_types = sorted(furniture_in)
     placements = [p for p in all_placements() if p.tier == "typical" and p.relation != "inroom"]
     placements = [p for p in placements if p.container_synset in covers and p.room_type in furniture_in]
@@ -57,7 +57,8 @@ def run(options: BenchOptions) -> BenchReport:
 
     def cosine(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         ea, eb = km.encoder.encode([_text(x) for x in a]), km.encoder.encode(list(b))
-        return np.sum(ea * eb, axis=1)
+        similarity: np.ndarray = np.sum(ea * eb, axis=1)
+        return similarity
 
     methods: dict[str, tuple[Scorer, Scorer]] = {
         "knowledge": (
@@ -73,8 +74,8 @@ def run(options: BenchOptions) -> BenchReport:
         for obj, synset, room in test:
             options_here = sorted(furniture_in[room] & set().union(*covers.values()))
             if name == "frequency":
-                c_scores = np.array([holds[(c, room)] for c in options_here], dtype=float)
-                r_scores = np.array([named[r] for r in room_types], dtype=float)
+                c_scores = np.array([holds[(c, room)] for c in options_here], dtype=np.float64)
+                r_scores = np.array([named[r] for r in room_types], dtype=np.float64)
             else:
                 assert container_score is not None and room_score is not None
                 c_scores = container_score(options_here, [obj] * len(options_here))

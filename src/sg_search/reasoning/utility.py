@@ -235,6 +235,7 @@ def _sbert(params: Mapping[str, Any]) -> Reasoner:
     def similarity(labels: Sequence[str], queries: Sequence[str]) -> np.ndarray:
         a = encoder.encode([knowledge_text(x) for x in labels])
         b = encoder.encode([knowledge_text(x) for x in queries])
-        return np.clip(np.sum(a * b, axis=1), 0.0, 1.0)
+        cosine: np.ndarray = np.clip(np.sum(a * b, axis=1), 0.0, 1.0)
+        return cosine
 
     return UtilityReasoner("sbert", similarity, similarity, _params(values, use_room=False))

@@ -47,7 +47,8 @@ class Mlp:
             x = x @ w + b
             if i < len(self.layers) - 1:
                 np.maximum(x, 0.0, out=x)
-        return (1.0 / (1.0 + np.exp(-x[:, 0]))).astype(np.float64)
+        scores: np.ndarray = 1.0 / (1.0 + np.exp(-x[:, 0].astype(np.float64)))
+        return scores
 
 
 def sha256_of(path: Path) -> str:

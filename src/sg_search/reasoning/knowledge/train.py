@@ -99,14 +99,14 @@ def _fit(x: np.ndarray, y: np.ndarray, loss_name: str, config: TrainConfig) -> M
     features, targets = torch.from_numpy(x), torch.from_numpy(y)
     generator = torch.Generator().manual_seed(config.seed)
     for _ in range(config.epochs):
-        for batch in torch.randperm(len(targets), generator=generator).split(config.batch_size):
+        for batch in torch.randperm(len(targets), generator=generator).split(config.batch_size):  # type: ignore[no-untyped-call]
             logits = net(features[batch])[:, 0]
             if loss_name == "bce":
                 loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, targets[batch])
             else:
                 loss = torch.nn.functional.mse_loss(torch.sigmoid(logits), targets[batch])
             optimiser.zero_grad()
-            loss.backward()
+            loss.backward()  # type: ignore[no-untyped-call]
             optimiser.step()
     linear = [m for m in net if isinstance(m, torch.nn.Linear)]
     return Mlp(tuple((m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear))

@@ -93,41 +93,29 @@ def distill(
             if not objects:
                 continue
             examples = ", ".join(sorted(objects)[:8])
-            where = f"{room}/{category}"
-            room_scores = _scores(
-                _ask(
-                    client,
-                    PROMPTS["containment"].format(
-                        category=category, examples=examples, rooms=", ".join(rooms)
+            scores = {
+                key: _scores(
+                    _ask(
+                        client,
+                        PROMPTS[step].format(category=category, examples=examples, **{key: ", ".join(names)}),
                     ),
-                ),
-                "rooms",
-                rooms,
-                f"P4 {where}",
-            )
-            holder_scores = _scores(
-                _ask(
-                    client,
-                    PROMPTS["cooccurrence"].format(
-                        category=category, examples=examples, holders=", ".join(holders)
-                    ),
-                ),
-                "holders",
-                holders,
-                f"P5 {where}",
-            )
-            taxonomy[room][category] = {
-                "rooms": room_scores,
-                "holders": holder_scores,
-                "objects": sorted(objects),
+                    key,
+                    names,
+                    f"{label} {room}/{category}",
+                )
+                for step, key, names, label in (
+                    ("containment", "rooms", rooms, "P4"),
+                    ("cooccurrence", "holders", holders, "P5"),
+                )
             }
-            log(f"{where}: {len(objects)} objects")
+            taxonomy[room][category] = {**scores, "objects": sorted(objects)}
+            log(f"{room}/{category}: {len(objects)} objects")
     header = "\n".join(
         [
             "# Distilled household commonsense: answers of an LLM to the prompts of `sg-search distill`.",
             f"# produced: {datetime.date.today().isoformat()} by model {client.config.model!r} at "
             f"{client.config.base_url} (temperature {client.config.temperature}, repeats {repeats})",
-            *(f"#   {name}: {text}" for name, text in PROMPTS.items()),  # templates as sent
+            *(f"#   {name}: {text}" for name, text in PROMPTS.items()),  # the str.format templates
             f"# calls: {client.counters.calls}, cache hits: {client.counters.cache_hits}, "
             f"tokens: {client.counters.prompt_tokens} + {client.counters.completion_tokens}",
         ]

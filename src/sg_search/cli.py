@@ -70,6 +70,16 @@ def _parser() -> argparse.ArgumentParser:
     layout.add_argument("--seed", type=int, default=0)
     layout.add_argument("--out", type=Path, required=True, help="output folder")
 
+    render = sim_sub.add_parser(
+        "render", help="render an agent view (MuJoCo): RGB, depth, instances, top-down"
+    )
+    render.add_argument("--scene", required=True, help="bddl scene name")
+    render.add_argument("--seed", type=int, default=0)
+    render.add_argument("--out", type=Path, required=True, help="output folder")
+    render.add_argument("--width", type=int, default=640)
+    render.add_argument("--height", type=int, default=480)
+    render.add_argument("--pose", type=float, nargs=3, default=None, metavar=("X", "Y", "YAW"))
+
     episodes = sim_sub.add_parser("episodes", help="object-search episodes as JSON lines")
     episodes.add_argument("--split", choices=("train", "val", "test"), default="test")
     episodes.add_argument("--n", type=int, default=10, help="how many episodes")
@@ -126,6 +136,18 @@ def _sim(args: argparse.Namespace) -> int:
     from sg_search.sim.bddl_scenes import SceneError, load_house, scene_names
     from sg_search.sim.layout import layout_house
 
+    if args.sim_command == "render":
+        from sg_search.sim.mujoco.render_cli import render_view
+        from sg_search.sim.mujoco.world import CameraConfig
+
+        try:
+            camera = CameraConfig(args.width, args.height)
+            for path in render_view(args.scene, args.seed, args.out, camera, args.pose):
+                print(path)
+        except (SceneError, ValueError) as exc:
+            print(f"sg-search sim render: {exc}", file=sys.stderr)
+            return 2
+        return 0
     if args.sim_command == "episodes":
         import json
 

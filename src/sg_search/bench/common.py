@@ -85,6 +85,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.knowledge",
         "distilled knowledge vs bddl goal placements (test half): top-1/3 container and room",
     ),
+    "sim": (
+        "sg_search.bench.sim",
+        "MuJoCo world: back-projection error, closed/open containers, determinism, frame time",
+    ),
     "planner": (
         "sg_search.bench.planner",
         "map/frontier/distance-field timing (800x800), geodesic accuracy, VVD",

@@ -7,6 +7,7 @@ between room centres, groups orange hulls' centres, spatial relations thin blue 
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from sg_search.scene_graph.graph import SceneGraph
@@ -15,8 +16,15 @@ from sg_search.scene_graph.model import EdgeKind, Layer, NodeState
 STATE_COLOURS = {NodeState.CLOSED: "tab:red", NodeState.OPEN: "tab:green"}
 
 
-def draw_top_down(graph: SceneGraph, path: Path | str, title: str = "", dpi: int = 120) -> Path:
-    """Render the graph to ``path`` (PNG) and return it."""
+def draw_top_down(
+    graph: SceneGraph,
+    path: Path | str,
+    title: str = "",
+    dpi: int = 120,
+    robot: tuple[float, float, float] | None = None,
+) -> Path:
+    """Render the graph to ``path`` (PNG) and return it; ``robot`` = (x, y, yaw) [m, rad] in
+    ``map`` is drawn as an arrow."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -71,6 +79,10 @@ def draw_top_down(graph: SceneGraph, path: Path | str, title: str = "", dpi: int
         ax.annotate(node.category, (x, y), fontsize=7, xytext=(2, 2), textcoords="offset points")
     for group in graph.nodes(layer=Layer.GROUP):
         ax.plot(group.position[0], group.position[1], "*", color="tab:orange", markersize=9)
+    if robot is not None:
+        x, y, yaw = robot
+        ax.plot(x, y, "o", color="tab:red", markersize=8)
+        ax.arrow(x, y, 0.6 * math.cos(yaw), 0.6 * math.sin(yaw), width=0.05, color="tab:red")
     ax.set_aspect("equal")
     ax.autoscale_view()
     ax.set_xlabel("x [m] (map)")

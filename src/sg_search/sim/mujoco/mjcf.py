@@ -1,0 +1,254 @@
+"""MJCF for a laid-out house (:class:`~sg_search.sim.layout.HouseLayout`), in the ``map`` frame
+(metres, z up).
+
+- Walls: 2.5 m boxes along every room edge, 0.05 m thick on the room's side of the edge
+  (two rooms sharing an edge make a 0.1 m wall), with gaps where the layout has doors.
+- Furniture: boxes. Openable furniture is a carcass (back, sides, top, bottom panels) open
+  towards the room, with a door body on a vertical hinge at one front edge (joint
+  ``<id>/hinge``, 0 = closed, ``OPEN_ANGLE`` = open).
+- Small objects: boxes inside (on the carcass bottom), on top of furniture, or on a room's
+  floor.
+- The agent: two mocap bodies, ``agent`` (base footprint, a 0.2 m radius cylinder drawn
+  for top-down views) and ``agent_camera`` (carries the camera ``agent_camera``); the
+  simulator sets both poses, so the camera pose is known exactly.
+
+Every body's name is the scene-graph id of what it belongs to; :class:`WorldSpec` keeps the
+category of each, so rendered geoms map to (node id, category).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from sg_search.sim.layout import ROOM_HEIGHT, HouseLayout, PlacedFurniture
+
+WALL_HALF = 0.05  # [m] wall thickness on each side of a room edge
+PANEL = 0.02  # [m] carcass panel thickness
+OPEN_ANGLE = 1.75  # [rad] door angle when open (100 degrees)
+AGENT_RADIUS = 0.2  # [m]
+ROOM_COLOURS = {
+    "kitchen": "0.85 0.80 0.70",
+    "bathroom": "0.75 0.85 0.90",
+    "bedroom": "0.85 0.78 0.85",
+    "living_room": "0.80 0.85 0.75",
+    "corridor": "0.80 0.80 0.80",
+}
+
+
+@dataclass(frozen=True)
+class SmallObject:
+    """A small object to place: id, category, and where (``relation`` "inside", "ontop" or
+    "inroom"; ``holder`` = furniture id, or room id for "inroom")."""
+
+    object_id: str
+    category: str
+    relation: str
+    holder: str
+    size: tuple[float, float, float] = (0.1, 0.1, 0.12)
+
+
+@dataclass
+class WorldSpec:
+    """The MJCF text and what its bodies are."""
+
+    xml: str
+    categories: dict[str, str] = field(default_factory=dict)  # body name -> category
+    openable: dict[str, str] = field(default_factory=dict)  # furniture id -> hinge joint name
+    fronts: dict[str, tuple[float, float]] = field(default_factory=dict)  # furniture id -> unit normal
+
+
+def front_normal(item: PlacedFurniture, layout: HouseLayout) -> tuple[float, float]:
+    """Unit vector (x, y) from the item into its room: away from the nearest wall."""
+    room = layout.room(item.room_id)
+    cx, cy = item.center[0], item.center[1]
+    gaps = {
+        (1.0, 0.0): cx - item.size[0] / 2 - room.x0,
+        (-1.0, 0.0): room.x1 - (cx + item.size[0] / 2),
+        (0.0, 1.0): cy - item.size[1] / 2 - room.y0,
+        (0.0, -1.0): room.y1 - (cy + item.size[1] / 2),
+    }
+    return min(gaps, key=lambda k: gaps[k])
+
+
+def _box(name: str, pos: tuple[float, ...], half: tuple[float, ...], rgba: str, extra: str = "") -> str:
+    p = " ".join(f"{v:.4f}" for v in pos)
+    s = " ".join(f"{max(v, 1e-3):.4f}" for v in half)
+    label = f' name="{name}"' if name else ""
+    return f'<geom{label} type="box" pos="{p}" size="{s}" rgba="{rgba}"{extra}/>'
+
+
+def _wall_segments(layout: HouseLayout) -> list[tuple[float, float, float, float]]:
+    """Wall boxes (x0, y0, x1, y1) around every room, minus door gaps."""
+    out = []
+    for room in layout.rooms:
+        edges = [
+            ((room.x0, room.y0), (room.x1, room.y0), (0.0, 1.0)),
+            ((room.x0, room.y1), (room.x1, room.y1), (0.0, -1.0)),
+            ((room.x0, room.y0), (room.x0, room.y1), (1.0, 0.0)),
+            ((room.x1, room.y0), (room.x1, room.y1), (-1.0, 0.0)),
+        ]
+        for (ax, ay), (bx, by), (nx, ny) in edges:
+            horizontal = ay == by
+            lo, hi = (ax, bx) if horizontal else (ay, by)
+            fixed = ay if horizontal else ax
+            cuts = sorted(
+                (d.x - d.width / 2, d.x + d.width / 2)
+                if horizontal
+                else (d.y - d.width / 2, d.y + d.width / 2)
+                for d in layout.doors
+                if room.room_id in (d.room_a, d.room_b) and abs((d.y if horizontal else d.x) - fixed) < 0.05
+            )
+            start = lo
+            for c0, c1 in [*cuts, (hi, hi)]:
+                if c0 - start > 1e-3:
+                    if horizontal:
+                        out.append(
+                            (
+                                start,
+                                fixed + min(0.0, ny) * WALL_HALF,
+                                c0,
+                                fixed + max(0.0, ny) * WALL_HALF,
+                            )
+                        )
+                    else:
+                        out.append(
+                            (
+                                fixed + min(0.0, nx) * WALL_HALF,
+                                start,
+                                fixed + max(0.0, nx) * WALL_HALF,
+                                c0,
+                            )
+                        )
+                start = max(start, c1)
+    return out
+
+
+def _furniture(item: PlacedFurniture, layout: HouseLayout, spec: WorldSpec) -> str:
+    cx, cy, cz = item.center
+    sx, sy, sz = item.size
+    name = item.furniture_id
+    spec.categories[name] = item.category
+    rgba = "0.62 0.48 0.35 1" if item.openable else "0.55 0.55 0.58 1"
+    if not item.openable:
+        body = _box("", (0, 0, 0), (sx / 2, sy / 2, sz / 2), rgba)
+        return f'<body name="{name}" pos="{cx:.4f} {cy:.4f} {cz:.4f}">{body}</body>'
+    nx, ny = front_normal(item, layout)
+    spec.fronts[name] = (nx, ny)
+    hx, hy, hz = sx / 2, sy / 2, sz / 2
+    # Local frame of the body = map axes; the front face is at +normal.
+    panels = [
+        (
+            (-nx * (hx - PANEL / 2), -ny * (hy - PANEL / 2), 0.0),
+            (PANEL / 2 if nx else hx, PANEL / 2 if ny else hy, hz),
+        ),
+        ((0.0, 0.0, hz - PANEL / 2), (hx, hy, PANEL / 2)),
+        ((0.0, 0.0, -hz + PANEL / 2), (hx, hy, PANEL / 2)),
+    ]
+    if nx:  # side panels perpendicular to the front
+        panels += [((0.0, s * (hy - PANEL / 2), 0.0), (hx, PANEL / 2, hz)) for s in (-1, 1)]
+    else:
+        panels += [((s * (hx - PANEL / 2), 0.0, 0.0), (PANEL / 2, hy, hz)) for s in (-1, 1)]
+    geoms = "".join(_box("", p, h, rgba) for p, h in panels)
+    # Door: a panel on the front face, hinged at the edge with the larger coordinate along it.
+    along = (0.0, 1.0) if nx else (1.0, 0.0)
+    half_width = hy if nx else hx
+    hinge = (nx * hx + along[0] * half_width, ny * hy + along[1] * half_width, 0.0)
+    door_centre = (-along[0] * half_width, -along[1] * half_width, 0.0)
+    door_half = (PANEL / 2 if nx else half_width, half_width if nx else PANEL / 2, hz)
+    # Positive rotation about +z swings the free edge out of the carcass for this hinge side.
+    axis_sign = 1.0 if (nx * along[1] - ny * along[0]) > 0 else -1.0
+    joint = f"{name}/hinge"
+    spec.openable[name] = joint
+    door = (
+        f'<body name="{name}/door" pos="{hinge[0]:.4f} {hinge[1]:.4f} {hinge[2]:.4f}">'
+        f'<joint name="{joint}" type="hinge" axis="0 0 {axis_sign:.0f}" '
+        f'range="0 {OPEN_ANGLE}" limited="true"/>'
+        f"{_box('', door_centre, door_half, '0.70 0.55 0.40 1')}</body>"
+    )
+    spec.categories[f"{name}/door"] = item.category
+    return f'<body name="{name}" pos="{cx:.4f} {cy:.4f} {cz:.4f}">{geoms}{door}</body>'
+
+
+def _small_object(obj: SmallObject, layout: HouseLayout) -> str:
+    hx, hy, hz = (s / 2 for s in obj.size)
+    if obj.relation == "inroom":
+        room = layout.room(obj.holder)
+        x, y = room.center
+        z = hz
+    else:
+        item = next((f for f in layout.furniture if f.furniture_id == obj.holder), None)
+        if item is None:
+            raise KeyError(f"no furniture {obj.holder!r} in the layout of {layout.scene}")
+        x, y = item.center[0], item.center[1]
+        bottom = item.center[2] - item.size[2] / 2
+        z = bottom + PANEL + hz + 1e-3 if obj.relation == "inside" else bottom + item.size[2] + hz
+    return (
+        f'<body name="{obj.object_id}" pos="{x:.4f} {y:.4f} {z:.4f}">'
+        f"{_box('', (0, 0, 0), (hx, hy, hz), '0.85 0.15 0.15 1')}</body>"
+    )
+
+
+def build_mjcf(
+    layout: HouseLayout,
+    objects: list[SmallObject] | None = None,
+    width: int = 640,
+    height: int = 480,
+    fovy_deg: float = 60.0,
+) -> WorldSpec:
+    """The MJCF of the house with ``objects`` placed, and the body -> category table."""
+    spec = WorldSpec("")
+    x0 = min(r.x0 for r in layout.rooms) - 1.0
+    x1 = max(r.x1 for r in layout.rooms) + 1.0
+    y0 = min(r.y0 for r in layout.rooms) - 1.0
+    y1 = max(r.y1 for r in layout.rooms) + 1.0
+    floors = "".join(
+        _box(
+            "",
+            ((r.x0 + r.x1) / 2, (r.y0 + r.y1) / 2, -0.005),
+            ((r.x1 - r.x0) / 2, (r.y1 - r.y0) / 2, 0.005),
+            ROOM_COLOURS.get(r.room_type, "0.78 0.76 0.72") + " 1",
+        )
+        for r in layout.rooms
+    )
+    walls = "".join(
+        _box(
+            "",
+            ((a + c) / 2, (b + d) / 2, ROOM_HEIGHT / 2),
+            ((c - a) / 2, (d - b) / 2, ROOM_HEIGHT / 2),
+            "0.92 0.92 0.90 1",
+        )
+        for a, b, c, d in _wall_segments(layout)
+    )
+    furniture = "".join(_furniture(f, layout, spec) for f in layout.furniture)
+    small = ""
+    for obj in objects or []:
+        small += _small_object(obj, layout)
+        spec.categories[obj.object_id] = obj.category
+    extent = math.hypot(x1 - x0, y1 - y0)
+    spec.xml = f"""<mujoco model="{layout.scene}_seed{layout.seed}">
+  <compiler angle="radian"/>
+  <statistic extent="{extent:.2f}" center="{(x0 + x1) / 2:.2f} {(y0 + y1) / 2:.2f} 1"/>
+  <visual>
+    <global offwidth="{width}" offheight="{height}"/>
+    <map znear="0.005" zfar="5"/>
+    <headlight ambient="0.45 0.45 0.45" diffuse="0.4 0.4 0.4" specular="0 0 0"/>
+  </visual>
+  <worldbody>
+    <light directional="true" pos="0 0 10" dir="0.3 0.2 -1" diffuse="0.35 0.35 0.35" castshadow="false"/>
+    <body name="house">{floors}{walls}</body>
+    {furniture}
+    {small}
+    <body name="agent" mocap="true" pos="0 0 0">
+      <geom type="cylinder" size="{AGENT_RADIUS} 0.05" pos="0 0 0.05" rgba="0.2 0.4 0.9 1"
+            contype="0" conaffinity="0"/>
+    </body>
+    <body name="agent_camera" mocap="true" pos="0 0 0.9">
+      <camera name="agent_camera" mode="fixed" fovy="{fovy_deg}" xyaxes="0 -1 0 0 0 1"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+    spec.categories["house"] = "structure"
+    spec.categories["agent"] = "robot"
+    return spec

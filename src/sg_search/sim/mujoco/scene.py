@@ -1,0 +1,56 @@
+"""Worlds for episodes and views: where the target goes and where the agent may stand."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+
+from sg_search.sim.bddl_scenes import load_house
+from sg_search.sim.episodes import Episode
+from sg_search.sim.layout import HouseLayout, layout_house
+from sg_search.sim.mujoco.mjcf import SmallObject
+from sg_search.sim.mujoco.world import CameraConfig, SimWorld
+
+TARGET_ID = "target"
+
+
+def episode_objects(episode: Episode) -> list[SmallObject]:
+    """The episode's target as a small object ``target`` where the episode puts it."""
+    holder = episode.container_id or episode.room_id
+    return [SmallObject(TARGET_ID, episode.query, episode.relation, holder)]
+
+
+def episode_world(episode: Episode, camera: CameraConfig | None = None) -> SimWorld:
+    """The episode's house with the target placed and the agent at the start room's centre
+    (or the nearest free spot to it)."""
+    layout = layout_house(load_house(episode.scene), episode.layout_seed)
+    world = SimWorld(layout, episode_objects(episode), camera)
+    x, y = nearest_free(world, *layout.room(episode.start_room_id).center)
+    world.set_pose(x, y, 0.0)
+    return world
+
+
+def nearest_free(world: SimWorld, x: float, y: float) -> tuple[float, float]:
+    """The free raster cell centre nearest to (x, y) [m]."""
+    rows, cols = np.nonzero(world.free)
+    if not len(rows):
+        raise ValueError(f"{world.layout.scene}: no free space in the layout")
+    centres = world.grid.to_metres(np.stack([rows, cols], axis=1))
+    best = int(np.argmin(np.hypot(centres[:, 0] - x, centres[:, 1] - y)))
+    return float(centres[best, 0]), float(centres[best, 1])
+
+
+def random_views(world: SimWorld, n: int, seed: int) -> list[tuple[float, float, float]]:
+    """``n`` seeded free poses (x, y, yaw) spread over the house."""
+    rng = random.Random(seed)
+    rows, cols = np.nonzero(world.free)
+    centres = world.grid.to_metres(np.stack([rows, cols], axis=1))
+    picks = [centres[rng.randrange(len(centres))] for _ in range(n)]
+    return [(float(p[0]), float(p[1]), rng.uniform(-math.pi, math.pi)) for p in picks]
+
+
+def layout_for(scene: str, seed: int) -> HouseLayout:
+    """The laid-out house (SceneError naming close matches for an unknown scene)."""
+    return layout_house(load_house(scene), seed)

@@ -1,0 +1,254 @@
+"""A MuJoCo house the agent moves through and renders on the CPU (Mesa EGL, or OSMesa).
+
+Frames (:class:`Frame`): RGB uint8 (H, W, 3); depth float32 metres along the optical axis
+(z-depth), **0 where nothing was hit** (beyond ``max_depth_m``); instance int32 ids (0 =
+background/none) with a table id -> (scene-graph node id, category); intrinsics fx, fy, cx,
+cy in pixels (``fx = fy = (H/2)/tan(fovy/2)``, ``cx = (W-1)/2``, ``cy = (H-1)/2``, MuJoCo's
+own projection); ``T_map_camera``, the 4x4 pose of the optical frame (x right, y down, z
+forward, REP 103 camera convention) in ``map``.
+
+The base moves kinematically: a velocity command or a discrete action moves it only if the
+new footprint is free on the layout's traversability raster (walls, furniture; 0.2 m
+radius), so the state is always valid. ``open``/``close`` set a container's hinge.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from sg_search.sim.layout import HouseLayout
+from sg_search.sim.mujoco.mjcf import OPEN_ANGLE, SmallObject, build_mjcf
+
+
+class SimError(ValueError):
+    """A request the simulator refuses (the message says why); the state is unchanged."""
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    """Agent camera: size [px], vertical field of view [deg], height above the floor [m],
+    and the farthest valid depth [m]."""
+
+    width: int = 640
+    height: int = 480
+    fovy_deg: float = 60.0
+    height_m: float = 0.9
+    max_depth_m: float = 20.0
+
+    def intrinsics(self) -> tuple[float, float, float, float]:
+        """(fx, fy, cx, cy) in pixels."""
+        f = (self.height / 2) / math.tan(math.radians(self.fovy_deg) / 2)
+        return f, f, (self.width - 1) / 2, (self.height - 1) / 2
+
+
+@dataclass
+class Frame:
+    """One rendered frame (see the module docstring for units and frames)."""
+
+    rgb: np.ndarray
+    depth: np.ndarray
+    instance: np.ndarray
+    intrinsics: tuple[float, float, float, float]
+    T_map_camera: np.ndarray
+    instances: dict[int, tuple[str, str]] = field(default_factory=dict)
+
+
+def _select_gl() -> str:
+    """MUJOCO_GL: the user's choice, else EGL (Mesa's llvmpipe renders on the CPU)."""
+    os.environ.setdefault("MUJOCO_GL", "egl")
+    if os.environ["MUJOCO_GL"] == "osmesa":
+        os.environ.setdefault("PYOPENGL_PLATFORM", "osmesa")
+    return os.environ["MUJOCO_GL"]
+
+
+class SimWorld:
+    """One house with placed objects, an agent and a renderer. Call :meth:`close` (or use
+    ``with``) to release the GL context."""
+
+    def __init__(
+        self,
+        layout: HouseLayout,
+        objects: list[SmallObject] | None = None,
+        camera: CameraConfig | None = None,
+    ) -> None:
+        _select_gl()
+        import mujoco
+
+        from sg_search.sim.symsearch import rasterize
+
+        self.layout = layout
+        self.camera = camera or CameraConfig()
+        self.spec = build_mjcf(layout, objects, self.camera.width, self.camera.height, self.camera.fovy_deg)
+        self._mj = mujoco
+        self.model = mujoco.MjModel.from_xml_string(self.spec.xml)
+        extent = float(self.model.stat.extent)
+        self.model.vis.map.znear = 0.05 / extent
+        self.model.vis.map.zfar = max(self.camera.max_depth_m * 1.5, 1.0) / extent
+        self.data = mujoco.MjData(self.model)
+        self._renderer: Any = mujoco.Renderer(self.model, self.camera.height, self.camera.width)
+        self.free, self.grid = rasterize(layout)
+        self._build_instance_table()
+        self.pose = (layout.rooms[0].center[0], layout.rooms[0].center[1], 0.0)
+        self.tilt = 0.0
+        self.set_pose(*self.pose)
+
+    # ------------------------------------------------------------------ bookkeeping
+    def _build_instance_table(self) -> None:
+        m, mj = self.model, self._mj
+        names = [mj.mj_id2name(m, mj.mjtObj.mjOBJ_BODY, b) or "" for b in range(m.nbody)]
+        node_of_body = [n[: -len("/door")] if n.endswith("/door") else n for n in names]
+        ids: dict[str, int] = {}
+        self.instances: dict[int, tuple[str, str]] = {}
+        for name, node in zip(names, node_of_body, strict=True):
+            if name and node not in ids and node not in ("world", "agent_camera"):
+                ids[node] = len(ids) + 1
+                self.instances[ids[node]] = (node, self.spec.categories.get(name, ""))
+        body_instance = np.array([ids.get(n, 0) for n in node_of_body], dtype=np.int32)
+        self._geom_instance = body_instance[m.geom_bodyid]
+        self.instance_id = ids
+
+    def close(self) -> None:
+        """Release the renderer (safe to call twice)."""
+        if self._renderer is not None:
+            self._renderer.close()
+            self._renderer = None
+
+    def __enter__(self) -> SimWorld:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ state
+    def set_pose(self, x: float, y: float, yaw: float, tilt: float | None = None) -> None:
+        """Put the base at (x, y) [m] with heading ``yaw`` [rad] (no collision check) and the
+        camera ``tilt`` [rad] (positive looks down)."""
+        for name, value in (("x", x), ("y", y), ("yaw", yaw)):
+            if not math.isfinite(value):
+                raise SimError(f"pose {name} must be finite, got {value}")
+        self.pose = (x, y, yaw)
+        if tilt is not None:
+            self.tilt = float(np.clip(tilt, -0.8, 1.2))
+        agent, cam = self.model.body("agent").mocapid[0], self.model.body("agent_camera").mocapid[0]
+        self.data.mocap_pos[agent] = (x, y, 0.0)
+        self.data.mocap_quat[agent] = (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))
+        self.data.mocap_pos[cam] = (x, y, self.camera.height_m)
+        # yaw about z, then pitch down about the body's y axis
+        q_yaw = np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
+        q_tilt = np.array([math.cos(self.tilt / 2), 0.0, math.sin(self.tilt / 2), 0.0])
+        q = np.empty(4)
+        self._mj.mju_mulQuat(q, q_yaw, q_tilt)
+        self.data.mocap_quat[cam] = q
+        self._mj.mj_forward(self.model, self.data)
+
+    def is_free(self, x: float, y: float) -> bool:
+        """True if the base footprint at (x, y) is clear of walls and furniture."""
+        ((row, col),) = self.grid.to_cells(np.array([[x, y]]))
+        return bool(0 <= row < self.free.shape[0] and 0 <= col < self.free.shape[1] and self.free[row, col])
+
+    def move(self, forward_m: float, turn_rad: float) -> bool:
+        """Turn, then drive forward in small steps until blocked; True if it moved the full way."""
+        x, y, yaw = self.pose
+        yaw = math.atan2(math.sin(yaw + turn_rad), math.cos(yaw + turn_rad))
+        steps = max(1, int(abs(forward_m) / 0.02))
+        moved_all = True
+        for _ in range(steps):
+            nx, ny = x + math.cos(yaw) * forward_m / steps, y + math.sin(yaw) * forward_m / steps
+            if not self.is_free(nx, ny):
+                moved_all = False
+                break
+            x, y = nx, ny
+        self.set_pose(x, y, yaw)
+        return moved_all
+
+    def step_velocity(self, v: float, w: float, dt: float) -> bool:
+        """Integrate a velocity command (v [m/s] forward, w [rad/s]) for ``dt`` seconds."""
+        if not all(math.isfinite(a) for a in (v, w, dt)) or dt < 0:
+            raise SimError(f"velocity command must be finite with dt >= 0, got v={v}, w={w}, dt={dt}")
+        return self.move(v * dt, w * dt)
+
+    def discrete(self, action: str) -> bool:
+        """Habitat's actions: "move_forward" (0.25 m), "turn_left"/"turn_right" (30 deg),
+        "look_up"/"look_down" (30 deg), "stop"."""
+        if action == "move_forward":
+            return self.move(0.25, 0.0)
+        if action in ("turn_left", "turn_right"):
+            return self.move(0.0, math.radians(30) * (1 if action == "turn_left" else -1))
+        if action in ("look_up", "look_down"):
+            self.set_pose(
+                *self.pose, tilt=self.tilt + math.radians(30) * (1 if action == "look_down" else -1)
+            )
+            return True
+        if action == "stop":
+            return True
+        raise SimError(
+            f"unknown action {action!r}; use move_forward, turn_left, turn_right, look_up, look_down, stop"
+        )
+
+    def distance_to(self, node_id: str) -> float:
+        """Distance [m] from the base centre to the footprint of a furniture item."""
+        item = next((f for f in self.layout.furniture if f.furniture_id == node_id), None)
+        if item is None:
+            raise SimError(f"no furniture {node_id!r} in {self.layout.scene}")
+        dx = max(abs(self.pose[0] - item.center[0]) - item.size[0] / 2, 0.0)
+        dy = max(abs(self.pose[1] - item.center[1]) - item.size[1] / 2, 0.0)
+        return math.hypot(dx, dy)
+
+    def set_open(self, node_id: str, open_: bool, reach_m: float = 1.0) -> None:
+        """Open or close a container's door; SimError if it is not openable or out of reach."""
+        joint = self.spec.openable.get(node_id)
+        if joint is None:
+            what = "is not openable" if node_id in self.spec.categories else "does not exist"
+            raise SimError(f"{node_id!r} {what}")
+        distance = self.distance_to(node_id)
+        if distance > reach_m:
+            raise SimError(f"{node_id!r} is {distance:.2f} m away; reach is {reach_m:.2f} m")
+        self.data.qpos[self.model.joint(joint).qposadr[0]] = OPEN_ANGLE if open_ else 0.0
+        self._mj.mj_forward(self.model, self.data)
+
+    def is_open(self, node_id: str) -> bool:
+        """True if the container's door is open."""
+        joint = self.spec.openable[node_id]
+        return bool(self.data.qpos[self.model.joint(joint).qposadr[0]] > 0.5 * OPEN_ANGLE)
+
+    # ------------------------------------------------------------------ rendering
+    def camera_pose(self) -> np.ndarray:
+        """4x4 pose of the optical frame (x right, y down, z forward) in ``map``."""
+        cam = self.model.camera("agent_camera").id
+        rotation = self.data.cam_xmat[cam].reshape(3, 3) @ np.diag([1.0, -1.0, -1.0])
+        pose = np.eye(4)
+        pose[:3, :3], pose[:3, 3] = rotation, self.data.cam_xpos[cam]
+        return pose
+
+    def render(self) -> Frame:
+        """RGB, depth and instances from the agent camera."""
+        if self._renderer is None:
+            raise SimError("the renderer is closed")
+        r = self._renderer
+        r.update_scene(self.data, camera="agent_camera")
+        rgb = r.render().copy()
+        r.enable_depth_rendering()
+        r.update_scene(self.data, camera="agent_camera")
+        depth = r.render().astype(np.float32)
+        r.disable_depth_rendering()
+        r.enable_segmentation_rendering()
+        r.update_scene(self.data, camera="agent_camera")
+        seg = r.render()
+        r.disable_segmentation_rendering()
+        depth[(depth <= 0) | (depth > self.camera.max_depth_m)] = 0.0
+        geom = int(self._mj.mjtObj.mjOBJ_GEOM)
+        ids, types = seg[..., 0], seg[..., 1]
+        instance = np.where(
+            (types == geom) & (ids >= 0), self._geom_instance[np.clip(ids, 0, None)], 0
+        ).astype(np.int32)
+        return Frame(rgb, depth, instance, self.camera.intrinsics(), self.camera_pose(), dict(self.instances))
+
+    def visible_pixels(self, node_id: str, frame: Frame | None = None) -> int:
+        """Pixels of ``node_id`` in ``frame`` (rendered now if not given)."""
+        frame = frame or self.render()
+        return int(np.count_nonzero(frame.instance == self.instance_id.get(node_id, -1)))

@@ -1,0 +1,117 @@
+"""The MuJoCo world renders for real (Mesa on the CPU): geometry, containers, skills, errors."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sg_search.bench.sim import backprojection_errors, frame_digest
+from sg_search.cli import main
+from sg_search.sim.mujoco.mjcf import SmallObject
+from sg_search.sim.mujoco.scene import layout_for, nearest_free
+from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld
+
+FRIDGE = "kitchen_0/fridge_0"
+
+
+@pytest.fixture(scope="module")
+def world() -> SimWorld:
+    layout = layout_for("Rs_int", 0)
+    with SimWorld(
+        layout, [SmallObject("target", "milk carton", "inside", FRIDGE)], CameraConfig(160, 120)
+    ) as w:
+        yield w
+
+
+def face(world: SimWorld, node_id: str, gap: float = 0.8) -> None:
+    item = next(f for f in world.layout.furniture if f.furniture_id == node_id)
+    nx, ny = world.spec.fronts[node_id]
+    x = item.center[0] + nx * (item.size[0] / 2 + gap)
+    y = item.center[1] + ny * (item.size[1] / 2 + gap)
+    world.set_pose(x, y, math.atan2(-ny, -nx), tilt=0.3)
+
+
+def test_a_closed_container_hides_its_content_and_open_shows_it(world: SimWorld) -> None:
+    face(world, FRIDGE)
+    world.set_open(FRIDGE, False)
+    frame = world.render()
+    assert world.visible_pixels(FRIDGE, frame) > 1000 and world.visible_pixels("target", frame) == 0
+    world.set_open(FRIDGE, True)
+    assert world.is_open(FRIDGE) and world.visible_pixels("target") > 20
+    world.set_open(FRIDGE, False)
+    assert world.visible_pixels("target") == 0
+
+
+def test_depth_back_projects_onto_the_true_surfaces(world: SimWorld) -> None:
+    face(world, FRIDGE, gap=1.5)
+    frame = world.render()
+    f = 60 / math.tan(math.radians(30))
+    assert frame.intrinsics == pytest.approx((f, f, 79.5, 59.5))
+    assert frame.depth.dtype == np.float32 and frame.rgb.shape == (120, 160, 3)
+    errors = backprojection_errors(world, frame, stride=1)
+    assert len(errors) > 0.5 * frame.depth.size
+    assert np.median(errors) < 1e-3 and np.percentile(errors, 95) < 1e-2
+    rotation = frame.T_map_camera[:3, :3]
+    assert np.allclose(rotation.T @ rotation, np.eye(3), atol=1e-9)
+    assert frame.T_map_camera[2, 3] == pytest.approx(0.9)
+
+
+def test_instances_name_scene_graph_nodes_and_images_repeat(world: SimWorld) -> None:
+    face(world, FRIDGE)
+    first, second = world.render(), world.render()
+    assert frame_digest(first) == frame_digest(second)
+    seen = {int(i) for i in np.unique(first.instance)} - {0}
+    assert seen and all(i in first.instances for i in seen)
+    assert first.instances[world.instance_id[FRIDGE]] == (FRIDGE, "fridge")
+
+
+def test_refused_skills_say_why_and_change_nothing(world: SimWorld) -> None:
+    face(world, FRIDGE, gap=2.5)
+    with pytest.raises(SimError, match=r"m away; reach is 1\.00 m"):
+        world.set_open(FRIDGE, True)
+    assert not world.is_open(FRIDGE)
+    sofa = next(f.furniture_id for f in world.layout.furniture if f.category == "sofa")
+    with pytest.raises(SimError, match="is not openable"):
+        world.set_open(sofa, True)
+    with pytest.raises(SimError, match="does not exist"):
+        world.set_open("garage_9/fridge_0", True)
+    pose = world.pose
+    with pytest.raises(SimError, match="finite"):
+        world.step_velocity(float("nan"), 0.0, 0.1)
+    with pytest.raises(SimError, match="unknown action"):
+        world.discrete("jump")
+    assert world.pose == pose
+
+
+def test_the_base_turns_in_discrete_steps_and_stops_at_walls(world: SimWorld) -> None:
+    x, y = nearest_free(world, *world.layout.room("bathroom_0").center)
+    world.set_pose(x, y, 0.0)
+    assert world.discrete("turn_left") and world.pose[2] == pytest.approx(math.radians(30))
+    for _ in range(200):  # drive at the wall; it must stop on free space
+        world.step_velocity(0.5, 0.0, 0.1)
+    assert world.is_free(world.pose[0], world.pose[1])
+    assert not world.move(0.25, 0.0)
+
+
+def test_sim_render_writes_the_views(tmp_path: Path) -> None:
+    assert (
+        main(
+            ["sim", "render", "--scene", "Rs_int", "--out", str(tmp_path), "--width", "80", "--height", "60"]
+        )
+        == 0
+    )
+    names = {p.name for p in tmp_path.iterdir()}
+    assert {
+        "rgb.png",
+        "depth_mm.png",
+        "instance.png",
+        "instances.json",
+        "camera.json",
+        "topdown.png",
+    } <= names
+    assert (
+        main(["sim", "render", "--scene", "Rs_int", "--out", str(tmp_path), "--pose", "-50", "0", "0"]) == 2
+    )

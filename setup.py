@@ -41,6 +41,7 @@ setup(
             "reasoner = sg_search.ros.runner:reasoner_main",
             "observation_replay = sg_search.ros.runner:observation_replay_main",
             "frontier_planner = sg_search.ros.runner:frontier_planner_main",
+            "sim_bridge = sg_search.ros.runner:sim_bridge_main",
         ],
     },
 )

@@ -8,8 +8,13 @@ import pytest
 from sg_search.config import ConfigError, default_params_file, from_params, load_node_params
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.search.config import ReasonerNodeConfig
+from sg_search.sim.mujoco.config import SimBridgeConfig
 
-NODE_CONFIGS = {"scene_graph_server": SceneGraphServerConfig, "reasoner": ReasonerNodeConfig}
+NODE_CONFIGS = {
+    "scene_graph_server": SceneGraphServerConfig,
+    "reasoner": ReasonerNodeConfig,
+    "sim_bridge": SimBridgeConfig,
+}
 
 
 @pytest.mark.parametrize("node_name", sorted(NODE_CONFIGS))

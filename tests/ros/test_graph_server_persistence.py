@@ -12,7 +12,7 @@ from conftest import wait_for
 from rclpy.node import Node
 from sg_search_interfaces.msg import ObjectObservationArray
 from sg_search_interfaces.srv import GetSceneGraph
-from test_stack_over_dds import SCENE, call, observe
+from test_stack_over_dds import SCENE, STARTUP_S, call, observe
 from visualization_msgs.msg import MarkerArray
 
 from sg_search.ros.search_client import SearchClient, TaskResult
@@ -42,7 +42,7 @@ def test_killed_server_restarts_from_snapshot_and_search_continues(
     assert wait_for(lambda: snapshot.is_file() and "obj_1" in load_snapshot(snapshot))
 
     client = SearchClient(ros_node)
-    assert client.wait_until_ready(20.0)
+    assert client.wait_until_ready(STARTUP_S)
     assert client.start("find the passport", timeout_s=90.0)
     assert wait_for(lambda: len(client.feedback) >= 2)
 

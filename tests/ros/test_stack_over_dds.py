@@ -22,6 +22,8 @@ from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph.observations import ObjectInstance
 
 pytestmark = pytest.mark.ros
+# The reasoner node loads the SBERT knowledge model before it serves (~10 s, more on a busy CI machine).
+STARTUP_S = 90.0
 SCENE = package_share() / "config" / "demo" / "apartment.yaml"
 
 
@@ -69,7 +71,7 @@ def test_search_finds_object_reported_by_perception(stack: None, ros_node: Node)
     assert wait_for(lambda: observations.get_subscription_count() > 0)
 
     client = SearchClient(ros_node)
-    assert client.wait_until_ready(20.0)
+    assert client.wait_until_ready(STARTUP_S)
     assert client.start("find the passport", timeout_s=60.0)
     assert wait_for(lambda: len(client.feedback) >= 3), "no feedback from the search"
     assert all(fb.phase == "reason" for fb in client.feedback[:3])
@@ -126,7 +128,7 @@ def test_bad_input_is_refused_and_loses_nothing(stack: None, ros_node: Node) -> 
     assert len(after.nodes) == len(before.nodes) + 1
 
     client = SearchClient(ros_node)
-    assert client.wait_until_ready(20.0)
+    assert client.wait_until_ready(STARTUP_S)
     assert client.start("mug", reasoner="oracle")
     assert client.wait(20.0)
     assert client.status() == TaskResult.FAILED and "unknown reasoner" in client.result().error_msg
@@ -134,7 +136,7 @@ def test_bad_input_is_refused_and_loses_nothing(stack: None, ros_node: Node) -> 
 
 def test_cancel_stops_a_running_search(stack: None, ros_node: Node) -> None:
     client = SearchClient(ros_node)
-    assert client.wait_until_ready(20.0)
+    assert client.wait_until_ready(STARTUP_S)
     assert client.start("find the unicorn", timeout_s=60.0)
     assert wait_for(lambda: len(client.feedback) >= 2)
     client.cancel()

@@ -71,6 +71,9 @@ class Reasoner(abc.ABC):
     def reset(self, query: str) -> None:  # noqa: B027 - optional hook
         """Called when a new search starts (clear per-search memory)."""
 
+    def warm_up(self) -> None:  # noqa: B027 - optional hook
+        """Load what the first decision would otherwise wait for (models, embeddings)."""
+
 
 def actionable_candidates(graph: SceneGraph, rejected: frozenset[str] = frozenset()) -> list[Candidate]:
     """Nodes the robot can act on: unexplored frontiers and rooms, closed openable

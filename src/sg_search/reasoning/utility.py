@@ -75,6 +75,11 @@ class UtilityReasoner(Reasoner):
         self._query = ""
         self._memo: dict[str, dict[str, float]] = {}  # kind -> label -> score, for self._query
 
+    def warm_up(self) -> None:
+        """Score one pair each way, so that SBERT is loaded before the first search."""
+        self._room_score(["kitchen"], ["mug"])
+        self._object_score(["shelf"], ["mug"])
+
     def reset(self, query: str) -> None:
         """Forget the scores of the previous query."""
         self._query = query

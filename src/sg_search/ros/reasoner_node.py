@@ -32,7 +32,8 @@ class ReasonerNode(Node):
     def __init__(self, node_name: str = "reasoner", **kwargs: object) -> None:
         super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
         self.config = declare_config(self, ReasonerNodeConfig)
-        create_reasoner(self.config.default_reasoner)  # fail at start-up on a bad name
+        # Fail at start-up on a bad name, and load models now rather than in the first search.
+        create_reasoner(self.config.default_reasoner, self.config.reasoner_params()).warm_up()
         self._mirror = GraphMirror(self)
         self._busy = threading.Lock()
         actions = ReentrantCallbackGroup()

@@ -62,6 +62,13 @@ def observation_replay_main() -> int:
     return spin_nodes([ObservationReplay])
 
 
+def sim_bridge_main() -> int:
+    """Console script ``sim_bridge``."""
+    from sg_search.ros.sim_bridge import SimBridge
+
+    return spin_nodes([SimBridge])
+
+
 def frontier_planner_main() -> int:
     """Console script ``frontier_planner``."""
     from sg_search.ros.frontier_planner import FrontierPlanner

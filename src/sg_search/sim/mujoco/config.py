@@ -1,0 +1,56 @@
+"""Parameters of the MuJoCo sim bridge (``sim_bridge`` in config/sg_search.yaml)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from sg_search.sim.mujoco.world import CameraConfig
+
+
+@dataclass(frozen=True)
+class SimBridgeConfig:
+    """See config/sg_search.yaml for the meaning and units of each parameter."""
+
+    scene: str = "Rs_int"
+    layout_seed: int = 0
+    start_room: str = ""
+    target_query: str = ""
+    target_relation: str = ""
+    target_holder: str = ""
+    width: int = 640
+    height: int = 480
+    fovy_deg: float = 60.0
+    camera_height_m: float = 0.9
+    max_depth_m: float = 20.0
+    rate_hz: float = 10.0
+    max_linear_mps: float = 0.5
+    max_angular_rps: float = 1.0
+    cmd_vel_timeout_s: float = 0.5
+    reach_m: float = 1.0
+    map_frame: str = "map"
+    odom_frame: str = "odom"
+    base_frame: str = "base_link"
+    camera_frame: str = "camera_optical"
+
+    def __post_init__(self) -> None:
+        positive = {
+            "rate_hz": self.rate_hz,
+            "max_linear_mps": self.max_linear_mps,
+            "max_angular_rps": self.max_angular_rps,
+            "cmd_vel_timeout_s": self.cmd_vel_timeout_s,
+            "reach_m": self.reach_m,
+            "fovy_deg": self.fovy_deg,
+            "max_depth_m": self.max_depth_m,
+        }
+        for name, value in positive.items():
+            if not math.isfinite(value) or value <= 0:
+                raise ValueError(f"sim_bridge parameter {name} must be a positive finite number, got {value}")
+        if self.width < 8 or self.height < 8:
+            raise ValueError(f"sim_bridge image size must be at least 8x8, got {self.width}x{self.height}")
+        if self.target_query and self.target_relation not in ("inside", "ontop", "inroom"):
+            raise ValueError(f"target_relation must be inside, ontop or inroom, got {self.target_relation!r}")
+
+    def camera(self) -> CameraConfig:
+        """The agent camera."""
+        return CameraConfig(self.width, self.height, self.fovy_deg, self.camera_height_m, self.max_depth_m)

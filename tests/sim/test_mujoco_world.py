@@ -11,7 +11,7 @@ import pytest
 from sg_search.bench.sim import backprojection_errors, frame_digest
 from sg_search.cli import main
 from sg_search.sim.mujoco.mjcf import SmallObject
-from sg_search.sim.mujoco.scene import layout_for, nearest_free
+from sg_search.sim.mujoco.scene import facing_viewpoint, layout_for, nearest_free
 from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld
 
 FRIDGE = "kitchen_0/fridge_0"
@@ -27,11 +27,9 @@ def world() -> SimWorld:
 
 
 def face(world: SimWorld, node_id: str, gap: float = 0.8) -> None:
-    item = next(f for f in world.layout.furniture if f.furniture_id == node_id)
-    nx, ny = world.spec.fronts[node_id]
-    x = item.center[0] + nx * (item.size[0] / 2 + gap)
-    y = item.center[1] + ny * (item.size[1] / 2 + gap)
-    world.set_pose(x, y, math.atan2(-ny, -nx), tilt=0.3)
+    view = facing_viewpoint(world, node_id, gaps=(gap,))
+    assert view is not None
+    world.set_pose(*view[:3], tilt=view[3])
 
 
 def test_a_closed_container_hides_its_content_and_open_shows_it(world: SimWorld) -> None:

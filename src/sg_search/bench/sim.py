@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import hashlib
-import math
 import subprocess
 import sys
 import time
@@ -27,7 +26,7 @@ from sg_search.bench.common import BenchOptions, BenchReport
 from sg_search.sim.bddl_scenes import load_house, scene_names
 from sg_search.sim.episodes import make_episodes
 from sg_search.sim.layout import layout_house
-from sg_search.sim.mujoco.scene import TARGET_ID, episode_world, random_views
+from sg_search.sim.mujoco.scene import TARGET_ID, episode_world, facing_viewpoint, random_views
 from sg_search.sim.mujoco.world import CameraConfig, Frame, SimWorld
 
 SIZES = ((320, 240), (640, 480))
@@ -114,6 +113,8 @@ def run(options: BenchOptions) -> BenchReport:
             {
                 f"{key}/backprojection_mm_median": float(np.median(e)),
                 f"{key}/backprojection_mm_p95": float(np.percentile(e, 95)),
+                f"{key}/backprojection_mm_p99": float(np.percentile(e, 99)),
+                f"{key}/backprojection_share_over_1cm": float(np.mean(e > 10.0)),
                 f"{key}/backprojection_mm_max": float(np.max(e)),
                 f"{key}/frame_ms_median": float(np.median(times[:100])),
             }
@@ -124,16 +125,13 @@ def run(options: BenchOptions) -> BenchReport:
         with episode_world(episode, CameraConfig(320, 240)) as world:
             if episode.container_id not in world.spec.openable:
                 continue
-            item = next(f for f in world.layout.furniture if f.furniture_id == episode.container_id)
-            nx, ny = world.spec.fronts[item.furniture_id]
-            x = item.center[0] + nx * (item.size[0] / 2 + 0.8)
-            y = item.center[1] + ny * (item.size[1] / 2 + 0.8)
-            tilt = math.atan2(
-                world.camera.height_m - item.center[2] + item.size[2] / 2 - 0.1, 0.8 + item.size[0] / 2
-            )
-            world.set_pose(x, y, math.atan2(-ny, -nx), tilt=tilt)
+            view = facing_viewpoint(world, episode.container_id)
+            if view is None:
+                rows.append({"episode": episode.to_json(), "error": "no free viewpoint in front"})
+                continue
+            world.set_pose(*view[:3], tilt=view[3])
             closed.append(world.visible_pixels(TARGET_ID))
-            world.set_open(item.furniture_id, True)
+            world.set_open(episode.container_id, True)
             opened.append(world.visible_pixels(TARGET_ID))
             rows.append({"episode": episode.to_json(), "closed_px": closed[-1], "open_px": opened[-1]})
     summary["containers/tested"] = float(len(closed))

@@ -46,8 +46,15 @@ def rasterize(layout: HouseLayout) -> tuple[np.ndarray, GridSpec]:
     states = np.full(spec.shape, UNKNOWN, dtype=np.int8)
 
     def cells(ax: float, ay: float, bx: float, by: float) -> tuple[slice, slice]:
-        (r0, c0), (r1, c1) = spec.to_cells(np.array([[ax, ay], [bx, by]]))
-        return slice(max(r0, 0), r1 + 1), slice(max(c0, 0), c1 + 1)
+        """Cells whose centre lies in [ax, bx] x [ay, by]. Centres sit half a cell off the
+        layout's 0.1 m grid, so rounding never moves a one-cell wall in or out of a room."""
+
+        def span(lo: float, hi: float, origin: float) -> slice:
+            first = int(np.ceil((lo - origin) / RESOLUTION - 0.5))
+            last = int(np.floor((hi - origin) / RESOLUTION - 0.5))
+            return slice(max(first, 0), last + 1)
+
+        return span(ay, by, spec.origin_y), span(ax, bx, spec.origin_x)
 
     for room in layout.rooms:
         states[cells(room.x0, room.y0, room.x1, room.y1)] = OCCUPIED

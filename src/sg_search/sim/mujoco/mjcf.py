@@ -97,7 +97,7 @@ def _wall_segments(layout: HouseLayout) -> list[tuple[float, float, float, float
                 if horizontal
                 else (d.y - d.width / 2, d.y + d.width / 2)
                 for d in layout.doors
-                if room.room_id in (d.room_a, d.room_b) and abs((d.y if horizontal else d.x) - fixed) < 0.05
+                if abs((d.y if horizontal else d.x) - fixed) < 0.05  # any door on this line, as the raster
             )
             start = lo
             for c0, c1 in [*cuts, (hi, hi)]:

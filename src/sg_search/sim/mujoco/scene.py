@@ -54,3 +54,25 @@ def random_views(world: SimWorld, n: int, seed: int) -> list[tuple[float, float,
 def layout_for(scene: str, seed: int) -> HouseLayout:
     """The laid-out house (SceneError naming close matches for an unknown scene)."""
     return layout_house(load_house(scene), seed)
+
+
+def facing_viewpoint(
+    world: SimWorld, node_id: str, gaps: tuple[float, ...] = (0.8, 0.6, 1.0, 1.2)
+) -> tuple[float, float, float, float] | None:
+    """A free pose (x, y, yaw, tilt) in front of furniture ``node_id``, looking at its lower
+    inside: the first free spot at ``gaps`` metres from its front (also shifted sideways by
+    up to 0.3 m); None if every candidate is blocked."""
+    item = next((f for f in world.layout.furniture if f.furniture_id == node_id), None)
+    if item is None or node_id not in world.spec.fronts:
+        return None
+    nx, ny = world.spec.fronts[node_id]
+    depth = abs(nx) * item.size[0] + abs(ny) * item.size[1]
+    for gap in gaps:
+        for side in (0.0, 0.3, -0.3):
+            x = item.center[0] + nx * (depth / 2 + gap) - ny * side
+            y = item.center[1] + ny * (depth / 2 + gap) + nx * side
+            if world.is_free(x, y):
+                drop = world.camera.height_m - (item.center[2] - item.size[2] / 2 + 0.1)
+                yaw = math.atan2(item.center[1] - y, item.center[0] - x)
+                return (x, y, yaw, math.atan2(drop, gap + depth / 2))
+    return None

@@ -58,14 +58,6 @@ class Frame:
     instances: dict[int, tuple[str, str]] = field(default_factory=dict)
 
 
-def _select_gl() -> str:
-    """MUJOCO_GL: the user's choice, else EGL (Mesa's llvmpipe renders on the CPU)."""
-    os.environ.setdefault("MUJOCO_GL", "egl")
-    if os.environ["MUJOCO_GL"] == "osmesa":
-        os.environ.setdefault("PYOPENGL_PLATFORM", "osmesa")
-    return os.environ["MUJOCO_GL"]
-
-
 class SimWorld:
     """One house with placed objects, an agent and a renderer. Call :meth:`close` (or use
     ``with``) to release the GL context."""
@@ -76,7 +68,6 @@ class SimWorld:
         objects: list[SmallObject] | None = None,
         camera: CameraConfig | None = None,
     ) -> None:
-        _select_gl()
         import mujoco
 
         from sg_search.sim.symsearch import rasterize
@@ -90,7 +81,13 @@ class SimWorld:
         self.model.vis.map.znear = 0.05 / extent
         self.model.vis.map.zfar = max(self.camera.max_depth_m * 1.5, 1.0) / extent
         self.data = mujoco.MjData(self.model)
-        self._renderer: Any = mujoco.Renderer(self.model, self.camera.height, self.camera.width)
+        try:
+            self._renderer: Any = mujoco.Renderer(self.model, self.camera.height, self.camera.width)
+        except mujoco.FatalError as exc:
+            raise SimError(
+                f"no OpenGL context ({exc}); MUJOCO_GL is {os.environ.get('MUJOCO_GL')!r}: use egl (Mesa) or "
+                "osmesa (apt install libosmesa6), set before anything imports mujoco"
+            ) from exc
         self.free, self.grid = rasterize(layout)
         self._build_instance_table()
         self.pose = (layout.rooms[0].center[0], layout.rooms[0].center[1], 0.0)

@@ -1,8 +1,9 @@
 """MJCF for a laid-out house (:class:`~sg_search.sim.layout.HouseLayout`), in the ``map`` frame
 (metres, z up).
 
-- Walls: 2.5 m boxes along every room edge, 0.05 m thick on the room's side of the edge
-  (two rooms sharing an edge make a 0.1 m wall), with gaps where the layout has doors.
+- Walls: 2.5 m high, 1 cm thick boxes centred on every room edge (furniture stands flush
+  against the edge, so a thicker wall would swallow its back), with gaps where the layout
+  has doors. The planning raster keeps its own conservative 0.1 m walls.
 - Furniture: boxes. Openable furniture is a carcass (back, sides, top, bottom panels) open
   towards the room, with a door body on a vertical hinge at one front edge (joint
   ``<id>/hinge``, 0 = closed, ``OPEN_ANGLE`` = open).
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 from sg_search.sim.layout import ROOM_HEIGHT, HouseLayout, PlacedFurniture
 
-WALL_HALF = 0.05  # [m] wall thickness on each side of a room edge
+WALL_HALF = 0.005  # [m] half the thickness of a wall, centred on the room edge
 PANEL = 0.02  # [m] carcass panel thickness
 OPEN_ANGLE = 1.75  # [rad] door angle when open (100 degrees)
 AGENT_RADIUS = 0.2  # [m]
@@ -79,19 +80,15 @@ def _box(name: str, pos: tuple[float, ...], half: tuple[float, ...], rgba: str, 
 
 
 def _wall_segments(layout: HouseLayout) -> list[tuple[float, float, float, float]]:
-    """Wall boxes (x0, y0, x1, y1) around every room, minus door gaps."""
+    """Wall boxes (x0, y0, x1, y1) on every room edge, minus the door gaps on that line."""
     out = []
     for room in layout.rooms:
-        edges = [
-            ((room.x0, room.y0), (room.x1, room.y0), (0.0, 1.0)),
-            ((room.x0, room.y1), (room.x1, room.y1), (0.0, -1.0)),
-            ((room.x0, room.y0), (room.x0, room.y1), (1.0, 0.0)),
-            ((room.x1, room.y0), (room.x1, room.y1), (-1.0, 0.0)),
-        ]
-        for (ax, ay), (bx, by), (nx, ny) in edges:
-            horizontal = ay == by
-            lo, hi = (ax, bx) if horizontal else (ay, by)
-            fixed = ay if horizontal else ax
+        for horizontal, fixed, lo, hi in (
+            (True, room.y0, room.x0, room.x1),
+            (True, room.y1, room.x0, room.x1),
+            (False, room.x0, room.y0, room.y1),
+            (False, room.x1, room.y0, room.y1),
+        ):
             cuts = sorted(
                 (d.x - d.width / 2, d.x + d.width / 2)
                 if horizontal
@@ -102,24 +99,8 @@ def _wall_segments(layout: HouseLayout) -> list[tuple[float, float, float, float
             start = lo
             for c0, c1 in [*cuts, (hi, hi)]:
                 if c0 - start > 1e-3:
-                    if horizontal:
-                        out.append(
-                            (
-                                start,
-                                fixed + min(0.0, ny) * WALL_HALF,
-                                c0,
-                                fixed + max(0.0, ny) * WALL_HALF,
-                            )
-                        )
-                    else:
-                        out.append(
-                            (
-                                fixed + min(0.0, nx) * WALL_HALF,
-                                start,
-                                fixed + max(0.0, nx) * WALL_HALF,
-                                c0,
-                            )
-                        )
+                    a, b = fixed - WALL_HALF, fixed + WALL_HALF
+                    out.append((start, a, c0, b) if horizontal else (a, start, b, c0))
                 start = max(start, c1)
     return out
 

@@ -10,6 +10,7 @@ import pytest
 
 from sg_search.bench.sim import backprojection_errors, frame_digest
 from sg_search.cli import main
+from sg_search.sim.metrics import soft_spl, spl, target_found
 from sg_search.sim.mujoco.mjcf import SmallObject
 from sg_search.sim.mujoco.scene import facing_viewpoint, layout_for, nearest_free
 from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld
@@ -113,3 +114,16 @@ def test_sim_render_writes_the_views(tmp_path: Path) -> None:
     assert (
         main(["sim", "render", "--scene", "Rs_int", "--out", str(tmp_path), "--pose", "-50", "0", "0"]) == 2
     )
+
+
+def test_metrics_follow_the_objectnav_definitions(world: SimWorld) -> None:
+    assert spl(True, 5.0, 10.0) == 0.5 and spl(False, 5.0, 5.0) == 0.0 and spl(True, 5.0, 4.0) == 1.0
+    assert soft_spl(5.0, 10.0, 4.0, 1.0) == pytest.approx(0.75 * 0.5)
+    assert soft_spl(5.0, 10.0, 4.0, 8.0) == 0.0
+    face(world, FRIDGE)
+    world.set_open(FRIDGE, False)
+    assert not target_found(world, world.render(), "target")
+    world.set_open(FRIDGE, True)
+    assert target_found(world, world.render(), "target", within_m=2.0)
+    assert not target_found(world, world.render(), "target", within_m=0.3)
+    world.set_open(FRIDGE, False)

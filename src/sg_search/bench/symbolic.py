@@ -33,6 +33,7 @@ from sg_search.search import SearchParams, run_search
 from sg_search.sim.bddl_scenes import load_house
 from sg_search.sim.episodes import Episode, episodes_from_file, make_episodes
 from sg_search.sim.layout import layout_house
+from sg_search.sim.metrics import spl
 from sg_search.sim.symsearch import SymSearchEnv
 
 STEP_BUDGET = 10
@@ -116,14 +117,9 @@ def run_episode(episode: Episode, agent: str, seed: int) -> dict[str, Any]:
         sleep=lambda _: None,
     )
     success = float(outcome.success and outcome.found is not None and outcome.found.id == "target")
-    spl = (
-        success * env.shortest / max(env.shortest, env.path_length, 1e-9)
-        if np.isfinite(env.shortest)
-        else 0.0
-    )
     return {
         "SR": success,
-        "SPL": spl,
+        "SPL": spl(bool(success), env.shortest, env.path_length),
         "steps": float(len(reasoner.times_ms)),
         "path_m": env.path_length,
         "decision_ms": reasoner.times_ms,

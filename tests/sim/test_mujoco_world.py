@@ -85,6 +85,17 @@ def test_refused_skills_say_why_and_change_nothing(world: SimWorld) -> None:
     assert world.pose == pose
 
 
+def test_inspect_points_the_camera_at_the_node(world: SimWorld) -> None:
+    x, y = nearest_free(world, *world.layout.room("kitchen_0").center)
+    world.set_pose(x, y, 0.0)
+    world.look_at(FRIDGE)
+    frame = world.render()
+    h, w = frame.instance.shape
+    assert frame.instance[h // 2, w // 2] == world.instance_id[FRIDGE]
+    with pytest.raises(SimError, match="no body"):
+        world.look_at("nowhere_0/box_0")
+
+
 def test_the_base_turns_in_discrete_steps_and_stops_at_walls(world: SimWorld) -> None:
     x, y = nearest_free(world, *world.layout.room("bathroom_0").center)
     world.set_pose(x, y, 0.0)

@@ -187,6 +187,17 @@ class SimWorld:
             f"unknown action {action!r}; use move_forward, turn_left, turn_right, look_up, look_down, stop"
         )
 
+    def look_at(self, node_id: str) -> None:
+        """Inspect: turn the base and tilt the camera towards a body's centre (no travel)."""
+        try:
+            target = self.data.body(node_id).xpos
+        except KeyError:
+            raise SimError(f"no body {node_id!r} in {self.layout.scene}") from None
+        x, y, _ = self.pose
+        yaw = math.atan2(target[1] - y, target[0] - x)
+        tilt = math.atan2(self.camera.height_m - target[2], math.hypot(target[0] - x, target[1] - y))
+        self.set_pose(x, y, yaw, tilt=tilt)
+
     def distance_to(self, node_id: str) -> float:
         """Distance [m] from the base centre to the footprint of a furniture item."""
         item = next((f for f in self.layout.furniture if f.furniture_id == node_id), None)

@@ -89,6 +89,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.sim",
         "MuJoCo world: back-projection error, closed/open containers, determinism, frame time",
     ),
+    "exploration": (
+        "sg_search.bench.exploration",
+        "frontier-only exploration in the MuJoCo test houses: coverage curve, geodesic accuracy",
+    ),
     "planner": (
         "sg_search.bench.planner",
         "map/frontier/distance-field timing (800x800), geodesic accuracy, VVD",

@@ -123,6 +123,14 @@ class OccupancyMap:
         )
         self.observed.reshape(-1)[flat] = True
 
+    def mark_occupied(self, xy: NDArray[np.float64]) -> None:
+        """Set the cells under (N, 2) points [m] to certainly occupied (a bumper or contact
+        sensor: obstacles the camera cannot see, e.g. below its field of view)."""
+        cells = self.spec.to_cells(np.asarray(xy, dtype=float).reshape(-1, 2))
+        cells = cells[self.spec.inside(cells)]
+        self.log_odds[cells[:, 0], cells[:, 1]] = self.params.clamp_log_odds
+        self.observed[cells[:, 0], cells[:, 1]] = True
+
     def states(self) -> NDArray[np.int8]:
         """(rows, cols) of UNKNOWN (-1), FREE (0), OCCUPIED (100), as in an OccupancyGrid."""
         out = np.full(self.spec.shape, UNKNOWN, dtype=np.int8)

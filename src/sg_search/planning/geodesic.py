@@ -79,9 +79,12 @@ class DistanceField:
         box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
         phi = np.ones(region[box].shape)
         phi[self.start[0] - rows[0], self.start[1] - cols[0]] = -1.0
-        field = skfmm.distance(np.ma.MaskedArray(phi, mask=~region[box]), dx=spec.resolution)
         distance = np.full(free.shape, np.inf)
-        distance[box] = np.asarray(np.ma.filled(field, np.inf), dtype=float)
+        try:
+            field = skfmm.distance(np.ma.MaskedArray(phi, mask=~region[box]), dx=spec.resolution)
+            distance[box] = np.asarray(np.ma.filled(field, np.inf), dtype=float)
+        except ValueError:  # no 4-connected neighbour of the start: FMM has no front; Dijkstra does
+            distance = dijkstra_field(region, spec, self.start)
         distance[~region] = np.inf
         # skfmm measures from the zero level set, half a cell from the start cell's centre
         distance[np.isfinite(distance)] += spec.resolution / 2.0

@@ -79,7 +79,7 @@ def _box(name: str, pos: tuple[float, ...], half: tuple[float, ...], rgba: str, 
     return f'<geom{label} type="box" pos="{p}" size="{s}" rgba="{rgba}"{extra}/>'
 
 
-def _wall_segments(layout: HouseLayout) -> list[tuple[float, float, float, float]]:
+def wall_segments(layout: HouseLayout) -> list[tuple[float, float, float, float]]:
     """Wall boxes (x0, y0, x1, y1) on every room edge, minus the door gaps on that line."""
     out = []
     for room in layout.rooms:
@@ -199,7 +199,7 @@ def build_mjcf(
             ((c - a) / 2, (d - b) / 2, ROOM_HEIGHT / 2),
             "0.92 0.92 0.90 1",
         )
-        for a, b, c, d in _wall_segments(layout)
+        for a, b, c, d in wall_segments(layout)
     )
     furniture = "".join(_furniture(f, layout, spec) for f in layout.furniture)
     small = ""

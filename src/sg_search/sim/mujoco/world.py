@@ -8,8 +8,8 @@ own projection); ``T_map_camera``, the 4x4 pose of the optical frame (x right, y
 forward, REP 103 camera convention) in ``map``.
 
 The base moves kinematically: a velocity command or a discrete action moves it only if the
-new footprint is free on the layout's traversability raster (walls, furniture; 0.2 m
-radius), so the state is always valid. ``open``/``close`` set a container's hinge.
+new footprint is free on :func:`~sg_search.sim.mujoco.collision.collision_raster` (the drawn
+walls and furniture; 0.2 m radius), so the state is always valid. ``open``/``close`` set a container's hinge.
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class SimWorld:
     ) -> None:
         import mujoco
 
-        from sg_search.sim.symsearch import rasterize
+        from sg_search.sim.mujoco.collision import collision_raster
 
         self.layout = layout
         self.camera = camera or CameraConfig()
@@ -88,7 +88,7 @@ class SimWorld:
                 f"no OpenGL context ({exc}); MUJOCO_GL is {os.environ.get('MUJOCO_GL')!r}: use egl (Mesa) or "
                 "osmesa (apt install libosmesa6), set before anything imports mujoco"
             ) from exc
-        self.free, self.grid = rasterize(layout)
+        self.free, self.grid = collision_raster(layout)
         self._build_instance_table()
         self.pose = (layout.rooms[0].center[0], layout.rooms[0].center[1], 0.0)
         self.tilt = 0.0

@@ -11,7 +11,7 @@ paths, and MSGNav VVD scores on constructed cases.
   compared with it per random start/goal pair: median and p95 relative error.
 - VVD: a 20 cm target behind a 2 m wall vs in the open (scores in [0, 1]).
 
-Exploration coverage in the simulator's houses waits for the embedded simulator.
+Exploration coverage in the simulator's houses: ``sg-search bench exploration``.
 """
 
 from __future__ import annotations

@@ -95,6 +95,19 @@ def test_margin_picks_the_nearest_of_the_good_and_zero_margin_is_greedy() -> Non
     assert "cabinet_0" in greedy.explanation
 
 
+def test_request_words_and_plurals_do_not_reach_the_scorers() -> None:
+    seen: list[str] = []
+
+    def spy(labels: Sequence[str], queries: Sequence[str]) -> np.ndarray:
+        seen.extend(queries)
+        return objects(labels, queries)
+
+    r = UtilityReasoner("scout", rooms, spy, UtilityParams())
+    g = house()
+    r.utilities(g, "Find the Plates", [g.node("cabinet_0")])
+    assert set(seen) == {"plate"}
+
+
 def test_rejected_nodes_are_not_offered() -> None:
     g = house()
     decision = reasoner(margin=0.0).decide(ReasonerInput(g, "plate", {}, rejected=frozenset({"cabinet_0"})))

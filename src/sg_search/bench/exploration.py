@@ -61,6 +61,7 @@ class Explorer:
         fx, fy, cx, cy = world.camera.intrinsics()
         self.intrinsics = CameraIntrinsics(fx, fy, cx, cy)
         self.steps = 0
+        self.idle_turns = 0  # turns in place that found nothing reachable
         self.failures: dict[tuple[float, float], int] = {}  # frontier goal -> failed attempts
 
     def observe(self) -> None:
@@ -91,7 +92,7 @@ class Explorer:
 
     def _stuck(self) -> bool:
         """True after a full turn in place found nothing reachable (or the budget is spent)."""
-        self.idle_turns = getattr(self, "idle_turns", 0) + 1
+        self.idle_turns += 1
         return self.idle_turns > 12 or self.steps >= STEP_BUDGET
 
     def _failed(self, goal: tuple[float, float]) -> None:

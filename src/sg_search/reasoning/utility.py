@@ -28,6 +28,7 @@ import numpy as np
 
 from sg_search.config import from_params
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_nodes
+from sg_search.reasoning.knowledge.names import query_text
 from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 
@@ -100,6 +101,7 @@ class UtilityReasoner(Reasoner):
         """Utility and a one-line reason for every candidate node."""
         if query != self._query:
             self.reset(query)
+        query = query_text(query) or query.strip()  # "find the Mugs" -> "mug"
         p = self.params
         known_rooms = {r.id: r.category for r in graph.rooms() if r.state != NodeState.UNEXPLORED}
         objects = [n for n in graph.nodes(Layer.OBJECT) if n.kind != "frontier"]

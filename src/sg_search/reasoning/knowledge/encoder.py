@@ -75,8 +75,3 @@ class SentenceEncoder:
         if not texts:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         return np.stack([self._cache[t] for t in texts])
-
-    @property
-    def cached(self) -> int:
-        """Number of texts embedded so far."""
-        return len(self._cache)

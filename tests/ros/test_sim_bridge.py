@@ -6,9 +6,10 @@ import itertools
 import json
 from typing import Any
 
+import numpy as np
 from conftest import wait_for
 from geometry_msgs.msg import Twist
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -76,3 +77,22 @@ def test_bridge_publishes_a_consistent_world_and_obeys(start_node: Any, ros_node
     assert reset.success
     got["odom"].clear()
     assert wait_for(lambda: bool(got["odom"]) and abs(got["odom"][-1].pose.pose.orientation.z) < 1e-9)
+
+
+def test_frontier_planner_maps_the_simulated_house(start_node: Any, ros_node: Node) -> None:
+    start_node("sim_bridge", "-p", "width:=160", "-p", "height:=120", "-p", "rate_hz:=10.0")
+    start_node("frontier_planner", "-p", "use_sim_time:=true")
+    maps: list[OccupancyGrid] = []
+    latched = QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+    )
+    ros_node.create_subscription(OccupancyGrid, "map", maps.append, latched)
+
+    def mapped() -> bool:
+        if not maps:
+            return False
+        cells = np.frombuffer(bytes(np.array(maps[-1].data, dtype=np.int8)), dtype=np.int8)
+        return int(np.count_nonzero(cells == 0)) > 300 and int(np.count_nonzero(cells == 100)) > 30
+
+    assert wait_for(mapped, timeout=90.0), "the planner built no map from the simulated depth"
+    assert maps[-1].header.frame_id == "map"

@@ -76,8 +76,12 @@ class FrontierPlanner(Node):
         self._busy = threading.Lock()
         self.tf = create_transform_source(self)
         sensors = MutuallyExclusiveCallbackGroup()
-        self.create_subscription(CameraInfo, "camera_info", self._on_camera_info, 10, callback_group=sensors)
-        self.create_subscription(Image, "depth", self._on_depth, 10, callback_group=sensors)
+        # Best effort matches both best-effort (camera drivers, sim_bridge) and reliable publishers.
+        sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
+        self.create_subscription(
+            CameraInfo, "camera_info", self._on_camera_info, sensor_qos, callback_group=sensors
+        )
+        self.create_subscription(Image, "depth", self._on_depth, sensor_qos, callback_group=sensors)
         self._map_pub = self.create_publisher(OccupancyGrid, "map", MAP_QOS)
         self._frontier_pub = self.create_publisher(FrontierArray, "frontiers", 10)
         self._plan_pub = self.create_publisher(Path, "plan", 10)

@@ -126,7 +126,12 @@ def building_of(scene: str) -> str:
 
 def split_of(scene: str) -> str:
     """``train``, ``val`` or ``test`` by a stable hash of the building."""
-    bucket = int(hashlib.sha256(building_of(scene).encode()).hexdigest(), 16) % 10
+    return hash_split(building_of(scene))
+
+
+def hash_split(key: str) -> str:
+    """``test`` for ~20 % of keys, ``val`` for ~20 %, ``train`` for the rest (stable SHA-256)."""
+    bucket = int(hashlib.sha256(key.encode()).hexdigest(), 16) % 10
     return "test" if bucket < 2 else "val" if bucket < 4 else "train"
 
 

@@ -3,9 +3,10 @@
 An episode places one target object (from :mod:`placements`) into a furniture instance of
 the right category in a room of the right type (``inroom`` targets lie on the room's floor).
 Everything is drawn from ``random.Random(seed)``, so a (split, tier, seed, index) names one
-episode. Splits never leak: houses by building (:func:`split_of`), and placements by
-activity half — train episodes use activities of half A, val/test of half B — so the
-knowledge a learned reasoner distils from train activities never includes a test answer.
+episode. Splits never leak, three ways: houses by building (:func:`split_of`); placements by activity
+half (train uses half A, val/test half B), so what a reasoner learns from train activities
+never includes a test answer; and objects by WordNet group (:func:`object_group`, hashed to a
+split like buildings), so whole groups of objects ("drinking vessels") are held out.
 Episodes whose placement cannot be realised in the drawn house are counted, not dropped.
 """
 
@@ -20,9 +21,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from sg_search.sim.bddl_scenes import load_house, scene_names
+from sg_search.sim.bddl_scenes import hash_split, load_house, scene_names
 from sg_search.sim.layout import HouseLayout, layout_house
-from sg_search.sim.placements import Placement, all_placements, categories_by_synset
+from sg_search.sim.placements import Placement, all_placements, categories_by_synset, object_group
 
 TIERS = ("typical", "misplaced")
 
@@ -61,7 +62,8 @@ def _layout(scene: str, seed: int) -> HouseLayout:
 
 
 def placements_for(split: str, tier: str) -> list[Placement]:
-    """Placements of ``tier`` from the activity half that ``split`` may use, realisable as furniture."""
+    """Placements of ``tier`` that ``split`` may use: from its activity half, of objects whose
+    WordNet group (:func:`object_group`) hashes to the split, realisable as furniture."""
     if tier not in TIERS:
         raise ValueError(f"tier must be one of {TIERS}, got {tier!r}")
     half = "A" if split == "train" else "B"
@@ -71,6 +73,7 @@ def placements_for(split: str, tier: str) -> list[Placement]:
         for p in all_placements()
         if p.tier == tier
         and activity_half(p.activity) == half
+        and hash_split(object_group(p.object_synset)) == split
         and (p.relation == "inroom" or p.container_synset in categories)
     ]
 

@@ -114,15 +114,27 @@ def all_placements() -> tuple[Placement, ...]:
 
 
 @lru_cache(maxsize=1)
-def categories_by_synset() -> dict[str, frozenset[str]]:
-    """Laid-out furniture categories each container synset can be (itself or a direct hypernym)."""
-    generated = bddl_root() / "generated_data"
-    with (generated / "category_mapping.csv").open() as handle:
-        synset_of = {row["category"]: row["synset"] for row in csv.DictReader(handle)}
-    with (generated / "synsets.csv").open() as handle:
-        hypernyms = {
+def synset_hypernyms() -> dict[str, list[str]]:
+    """Direct WordNet hypernyms of every bddl synset (bddl's synsets.csv)."""
+    with (bddl_root() / "generated_data" / "synsets.csv").open() as handle:
+        return {
             row["synset"]: [h for h in row["hypernyms"].split(",") if h] for row in csv.DictReader(handle)
         }
+
+
+def object_group(synset: str) -> str:
+    """An object's group for splitting: its first direct hypernym ("mug.n.04" -> "drinking_vessel.n.01"),
+    or the synset itself when bddl lists none."""
+    parents = synset_hypernyms().get(synset, [])
+    return parents[0] if parents else synset
+
+
+@lru_cache(maxsize=1)
+def categories_by_synset() -> dict[str, frozenset[str]]:
+    """Laid-out furniture categories each container synset can be (itself or a direct hypernym)."""
+    with (bddl_root() / "generated_data" / "category_mapping.csv").open() as handle:
+        synset_of = {row["category"]: row["synset"] for row in csv.DictReader(handle)}
+    hypernyms = synset_hypernyms()
     out: dict[str, set[str]] = {}
     for category in furniture_specs():
         synset = synset_of.get(category)

@@ -10,7 +10,7 @@ import pytest
 
 from sg_search.bench.sim import backprojection_errors, frame_digest
 from sg_search.cli import main
-from sg_search.sim.metrics import soft_spl, spl, target_found
+from sg_search.sim.metrics import EpisodeRun, soft_spl, spl, target_found
 from sg_search.sim.mujoco.mjcf import SmallObject
 from sg_search.sim.mujoco.scene import facing_viewpoint, layout_for, nearest_free
 from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld
@@ -138,3 +138,25 @@ def test_metrics_follow_the_objectnav_definitions(world: SimWorld) -> None:
     assert target_found(world, world.render(), "target", within_m=2.0)
     assert not target_found(world, world.render(), "target", within_m=0.3)
     world.set_open(FRIDGE, False)
+
+
+def test_an_episode_run_counts_what_the_agent_did(world: SimWorld) -> None:
+    x, y = nearest_free(world, *world.layout.room("kitchen_0").center)
+    world.set_pose(x, y, 0.0)
+    run = EpisodeRun(world, "target")
+    assert 0.0 <= run.start_to_goal < 10.0
+    view = facing_viewpoint(world, FRIDGE, gaps=(0.5,))  # the fridge's middle is then < 1 m away
+    assert view is not None
+    world.move(0.0, 0.5)  # one turn, then drive straight to the viewpoint
+    steps = 0
+    while math.dist(world.pose[:2], view[:2]) > 0.05 and steps < 100:
+        heading = math.atan2(view[1] - world.pose[1], view[0] - world.pose[0])
+        world.move(min(0.25, math.dist(world.pose[:2], view[:2])), heading - world.pose[2])
+        steps += 1
+    world.set_pose(*world.pose[:2], view[2], tilt=view[3])
+    world.set_open(FRIDGE, True)
+    result = run.result()
+    world.set_open(FRIDGE, False)
+    assert result["success"] == 1.0 and result["opened"] == 1.0
+    assert result["steps"] == steps + 1 and result["path_m"] > 0.0
+    assert 0.0 < result["SPL"] <= 1.0 and result["SoftSPL"] == pytest.approx(result["SPL"])

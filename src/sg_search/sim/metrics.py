@@ -7,9 +7,12 @@ geodesic distance, ``travelled`` the agent's path length.
 from __future__ import annotations
 
 import math
+import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from sg_search.planning.geodesic import DistanceField, PlannerParams
 from sg_search.sim.mujoco.world import Frame, SimWorld
 
 
@@ -35,3 +38,52 @@ def target_found(world: SimWorld, frame: Frame, target_id: str, within_m: float 
         return False
     body = world.data.body(target_id)
     return bool(np.hypot(*(np.asarray(body.xpos[:2]) - np.asarray(world.pose[:2]))) <= within_m)
+
+
+def distance_to_success(world: SimWorld, target_id: str, within_m: float = 1.0) -> float:
+    """Geodesic distance [m] from the base to the nearest free cell within ``within_m`` of the
+    target (the success region); inf if none is reachable."""
+    field = DistanceField(
+        world.free, world.grid, world.pose[:2], PlannerParams(robot_radius=0.0, snap_radius=1.0)
+    )
+    target = np.asarray(world.data.body(target_id).xpos[:2])
+    rows, cols = np.nonzero(np.isfinite(field.distance))
+    centres = world.grid.to_metres(np.stack([rows, cols], axis=1))
+    near = np.hypot(*(centres - target).T) <= within_m
+    return float(field.distance[rows[near], cols[near]].min()) if near.any() else math.inf
+
+
+@dataclass
+class EpisodeRun:
+    """Counts one rendered episode from now on: actions, path, containers opened, wall time;
+    :meth:`result` gives ObjectNav's metrics at the end."""
+
+    world: SimWorld
+    target_id: str
+    within_m: float = 1.0
+    start_to_goal: float = field(init=False)
+    _actions: int = field(init=False)
+    _travelled: float = field(init=False)
+    _opened: frozenset[str] = field(init=False)
+    _started: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.start_to_goal = distance_to_success(self.world, self.target_id, self.within_m)
+        self._actions, self._travelled = self.world.actions, self.world.travelled
+        self._opened, self._started = frozenset(self.world.opened), time.monotonic()
+
+    def result(self, frame: Frame | None = None) -> dict[str, float]:
+        """success, SPL, SoftSPL, steps, path [m], containers opened, wall time [s]."""
+        frame = frame or self.world.render()
+        found = target_found(self.world, frame, self.target_id, self.within_m)
+        travelled = self.world.travelled - self._travelled
+        end = 0.0 if found else distance_to_success(self.world, self.target_id, self.within_m)
+        return {
+            "success": float(found),
+            "SPL": spl(found, self.start_to_goal, travelled),
+            "SoftSPL": soft_spl(self.start_to_goal, travelled, self.start_to_goal, end),
+            "steps": float(self.world.actions - self._actions),
+            "path_m": travelled,
+            "opened": float(len(self.world.opened - self._opened)),
+            "wall_s": time.monotonic() - self._started,
+        }

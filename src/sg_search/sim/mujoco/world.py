@@ -92,6 +92,9 @@ class SimWorld:
         self._build_instance_table()
         self.pose = (layout.rooms[0].center[0], layout.rooms[0].center[1], 0.0)
         self.tilt = 0.0
+        self.actions = 0  # move/turn commands executed (one per call of move)
+        self.travelled = 0.0  # [m] path length of the base
+        self.opened: set[str] = set()  # containers opened so far
         self.set_pose(*self.pose)
 
     # ------------------------------------------------------------------ bookkeeping
@@ -160,6 +163,8 @@ class SimWorld:
                 moved_all = False
                 break
             x, y = nx, ny
+        self.actions += 1
+        self.travelled += math.hypot(x - self.pose[0], y - self.pose[1])
         self.set_pose(x, y, yaw)
         return moved_all
 
@@ -218,6 +223,8 @@ class SimWorld:
             raise SimError(f"{node_id!r} is {distance:.2f} m away; reach is {reach_m:.2f} m")
         self.data.qpos[self.model.joint(joint).qposadr[0]] = OPEN_ANGLE if open_ else 0.0
         self._mj.mj_forward(self.model, self.data)
+        if open_:
+            self.opened.add(node_id)
 
     def is_open(self, node_id: str) -> bool:
         """True if the container's door is open."""

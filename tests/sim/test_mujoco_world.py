@@ -160,3 +160,19 @@ def test_an_episode_run_counts_what_the_agent_did(world: SimWorld) -> None:
     assert result["success"] == 1.0 and result["opened"] == 1.0
     assert result["steps"] == steps + 1 and result["path_m"] > 0.0
     assert 0.0 < result["SPL"] <= 1.0 and result["SoftSPL"] == pytest.approx(result["SPL"])
+
+
+def test_a_drawer_slides_out_with_its_content() -> None:
+    layout = layout_for("house_single_floor", 0)
+    unit = "utility_room_0/bottom_cabinet_no_top_3"
+    spoon = SmallObject("spoon", "spoon", "inside", unit, size=(0.15, 0.05, 0.03))
+    with SimWorld(layout, [spoon], CameraConfig(160, 120, height_m=1.3)) as w:  # an HSR-height head
+        view = facing_viewpoint(w, unit, gaps=(0.7, 0.8, 0.9))
+        assert view is not None
+        w.set_pose(*view[:3], tilt=0.8)
+        before = np.array(w.data.body("spoon").xpos)
+        assert w.visible_pixels("spoon") == 0
+        w.set_open(unit, True)
+        assert w.is_open(unit) and w.visible_pixels("spoon") > 20
+        moved = np.array(w.data.body("spoon").xpos) - before
+        assert np.linalg.norm(moved[:2]) == pytest.approx(0.8 * (0.6 - 2 * 0.02), abs=1e-6)

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from sg_search.bench.common import BenchOptions, BenchReport
-from sg_search.sim.bddl_scenes import load_house, scene_names
+from sg_search.sim.bddl_scenes import furniture_specs, load_house, scene_names
 from sg_search.sim.episodes import make_episodes
 from sg_search.sim.layout import layout_house
 from sg_search.sim.mujoco.scene import TARGET_ID, episode_world, facing_viewpoint, random_views
@@ -122,16 +122,21 @@ def run(options: BenchOptions) -> BenchReport:
     closed, opened = [], []
     inside, _ = make_episodes("test", 25 * options.episodes, "typical", options.seed)
     for episode in [e for e in inside if e.relation == "inside"][: options.episodes]:
-        with episode_world(episode, CameraConfig(320, 240)) as world:
+        # A drawer's inside is seen from above: the HSR's head camera (1.3 m), not 0.9 m.
+        drawer = furniture_specs()[episode.container].opening == "drawer"
+        with episode_world(episode, CameraConfig(320, 240, height_m=1.3 if drawer else 0.9)) as world:
             if episode.container_id not in world.spec.openable:
                 continue
-            view = facing_viewpoint(world, episode.container_id)
+            # A drawer comes out towards the camera: look from further back (and open from there).
+            travel = world.spec.open_value[episode.container_id] if drawer else 0.0
+            gaps = tuple(g + travel for g in (0.8, 0.6, 1.0, 1.2))
+            view = facing_viewpoint(world, episode.container_id, gaps=gaps, in_sight=True)
             if view is None:
                 rows.append({"episode": episode.to_json(), "error": "no free viewpoint in front"})
                 continue
             world.set_pose(*view[:3], tilt=view[3])
             closed.append(world.visible_pixels(TARGET_ID))
-            world.set_open(episode.container_id, True)
+            world.set_open(episode.container_id, True, reach_m=1.0 + travel)
             opened.append(world.visible_pixels(TARGET_ID))
             rows.append({"episode": episode.to_json(), "closed_px": closed[-1], "open_px": opened[-1]})
     summary["containers/tested"] = float(len(closed))

@@ -38,6 +38,7 @@ class FurnitureSpec:
     surface: bool
     wall_mounted: bool = False
     elevation: float = 0.0
+    opening: str = "hinge"  # how an openable item opens: "hinge" (a door) or "drawer" (slides out)
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,7 @@ def furniture_specs() -> dict[str, FurnitureSpec]:
             surface=bool(spec.get("surface", False)),
             wall_mounted=spec.get("mount", "floor") == "wall",
             elevation=float(spec.get("elevation", 0.0)),
+            opening=str(spec.get("opening", "hinge")),
         )
     return out
 

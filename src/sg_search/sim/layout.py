@@ -73,6 +73,7 @@ class PlacedFurniture:
     openable: bool
     receptacle: bool
     surface: bool
+    opening: str = "hinge"  # "hinge" or "drawer" (see FurnitureSpec)
 
 
 @dataclass
@@ -293,6 +294,7 @@ def _furnish(layout: HouseLayout, room: RoomInventory, rng: random.Random) -> No
                 spec.openable,
                 spec.receptacle,
                 spec.surface,
+                spec.opening,
             )
         )
         boxes[layer].append(box)

@@ -64,13 +64,13 @@ class EpisodeRun:
     start_to_goal: float = field(init=False)
     _actions: int = field(init=False)
     _travelled: float = field(init=False)
-    _opened: frozenset[str] = field(init=False)
+    _opens: int = field(init=False)
     _started: float = field(init=False)
 
     def __post_init__(self) -> None:
         self.start_to_goal = distance_to_success(self.world, self.target_id, self.within_m)
         self._actions, self._travelled = self.world.actions, self.world.travelled
-        self._opened, self._started = frozenset(self.world.opened), time.monotonic()
+        self._opens, self._started = self.world.opens, time.monotonic()
 
     def result(self, frame: Frame | None = None) -> dict[str, float]:
         """success, SPL, SoftSPL, steps, path [m], containers opened, wall time [s]."""
@@ -84,6 +84,6 @@ class EpisodeRun:
             "SoftSPL": soft_spl(self.start_to_goal, travelled, self.start_to_goal, end),
             "steps": float(self.world.actions - self._actions),
             "path_m": travelled,
-            "opened": float(len(self.world.opened - self._opened)),
+            "opened": float(self.world.opens - self._opens),
             "wall_s": time.monotonic() - self._started,
         }

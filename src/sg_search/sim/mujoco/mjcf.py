@@ -5,8 +5,10 @@
   against the edge, so a thicker wall would swallow its back), with gaps where the layout
   has doors. The planning raster keeps its own conservative 0.1 m walls.
 - Furniture: boxes. Openable furniture is a carcass (back, sides, top, bottom panels) open
-  towards the room, with a door body on a vertical hinge at one front edge (joint
-  ``<id>/hinge``, 0 = closed, ``OPEN_ANGLE`` = open).
+  towards the room, closed by a door on a vertical hinge at one front edge (joint
+  ``<id>/hinge``, 0 = closed, ``OPEN_ANGLE`` = open) or, for ``opening: drawer`` categories,
+  by a shallow top drawer that slides out along the front normal (joint ``<id>/slide``,
+  0 = closed, 80 % of the depth = open) carrying what lies in it.
 - Small objects: boxes inside (on the carcass bottom), on top of furniture, or on a room's
   floor.
 - The agent: two mocap bodies, ``agent`` (base footprint, a 0.2 m radius cylinder drawn
@@ -27,6 +29,7 @@ from sg_search.sim.layout import ROOM_HEIGHT, HouseLayout, PlacedFurniture
 WALL_HALF = 0.005  # [m] half the thickness of a wall, centred on the room edge
 PANEL = 0.02  # [m] carcass panel thickness
 OPEN_ANGLE = 1.75  # [rad] door angle when open (100 degrees)
+DRAWER_HEIGHT = 0.25  # [m] height of a drawer (one per drawer unit, at its top)
 AGENT_RADIUS = 0.2  # [m]
 ROOM_COLOURS = {
     "kitchen": "0.85 0.80 0.70",
@@ -55,7 +58,8 @@ class WorldSpec:
 
     xml: str
     categories: dict[str, str] = field(default_factory=dict)  # body name -> category
-    openable: dict[str, str] = field(default_factory=dict)  # furniture id -> hinge joint name
+    openable: dict[str, str] = field(default_factory=dict)  # furniture id -> hinge/slide joint name
+    open_value: dict[str, float] = field(default_factory=dict)  # furniture id -> joint value when open
     fronts: dict[str, tuple[float, float]] = field(default_factory=dict)  # furniture id -> unit normal
 
 
@@ -105,7 +109,8 @@ def wall_segments(layout: HouseLayout) -> list[tuple[float, float, float, float]
     return out
 
 
-def _furniture(item: PlacedFurniture, layout: HouseLayout, spec: WorldSpec) -> str:
+def _furniture(item: PlacedFurniture, layout: HouseLayout, spec: WorldSpec, contents: str = "") -> str:
+    """A furniture body; ``contents`` (MJCF of small objects, in the drawer's frame) go into a drawer."""
     cx, cy, cz = item.center
     sx, sy, sz = item.size
     name = item.furniture_id
@@ -131,6 +136,9 @@ def _furniture(item: PlacedFurniture, layout: HouseLayout, spec: WorldSpec) -> s
     else:
         panels += [((s * (hx - PANEL / 2), 0.0, 0.0), (PANEL / 2, hy, hz)) for s in (-1, 1)]
     geoms = "".join(_box("", p, h, rgba) for p, h in panels)
+    if item.opening == "drawer":
+        drawer = _drawer(item, (nx, ny), spec, contents)
+        return f'<body name="{name}" pos="{cx:.4f} {cy:.4f} {cz:.4f}">{geoms}{drawer}</body>'
     # Door: a panel on the front face, hinged at the edge with the larger coordinate along it.
     along = (0.0, 1.0) if nx else (1.0, 0.0)
     half_width = hy if nx else hx
@@ -148,7 +156,71 @@ def _furniture(item: PlacedFurniture, layout: HouseLayout, spec: WorldSpec) -> s
         f"{_box('', door_centre, door_half, '0.70 0.55 0.40 1')}</body>"
     )
     spec.categories[f"{name}/door"] = item.category
+    spec.open_value[name] = OPEN_ANGLE
     return f'<body name="{name}" pos="{cx:.4f} {cy:.4f} {cz:.4f}">{geoms}{door}</body>'
+
+
+def _drawer(item: PlacedFurniture, normal: tuple[float, float], spec: WorldSpec, contents: str) -> str:
+    """A shallow top drawer: a tray under the unit's top that slides out along the front normal
+    (joint ``<id>/slide``, 0 = closed, 80 % of the depth = open), with a fixed panel closing
+    the opening below it. What lies in the drawer is a child of the tray and moves with it."""
+    nx, ny = normal
+    hx, hy, hz = (s / 2 - PANEL for s in item.size)  # inner half sizes
+    height = min(DRAWER_HEIGHT, hz)  # [m] the drawer's full height
+    top = hz  # the drawer's top, under the unit's top panel
+    bottom = top - height
+    depth = 2 * (hx if nx else hy)
+    travel = 0.8 * depth
+    thin = (PANEL / 2 if nx else hx, PANEL / 2 if ny else hy)  # a panel across the depth axis
+    front = (nx * (hx + PANEL / 2), ny * (hy + PANEL / 2))
+    mid = (top + bottom) / 2
+    walls = [
+        ((0.0, 0.0, bottom + PANEL / 2), (hx, hy, PANEL / 2)),  # tray bottom
+        ((*front, mid), (*thin, height / 2)),  # drawer front
+        ((-nx * hx, -ny * hy, mid), (*thin, height / 2)),  # back
+    ]
+    if nx:
+        walls += [((0.0, s * hy, mid), (hx, PANEL / 2, height / 2)) for s in (-1, 1)]
+    else:
+        walls += [((s * hx, 0.0, mid), (PANEL / 2, hy, height / 2)) for s in (-1, 1)]
+    lower = ((*front, (bottom - hz - PANEL) / 2), (*thin, (bottom + hz + PANEL) / 2))  # fixed
+    joint = f"{item.furniture_id}/slide"
+    spec.openable[item.furniture_id] = joint
+    spec.open_value[item.furniture_id] = travel
+    spec.categories[f"{item.furniture_id}/drawer"] = item.category
+    wood = "0.70 0.55 0.40 1"
+    return (
+        _box("", *lower, "0.62 0.48 0.35 1") + f'<body name="{item.furniture_id}/drawer" pos="0 0 0">'
+        f'<joint name="{joint}" type="slide" axis="{nx:.0f} {ny:.0f} 0" '
+        f'range="0 {travel:.4f}" limited="true"/>'
+        + "".join(_box("", p, h, wood) for p, h in walls)
+        + contents
+        + "</body>"
+    )
+
+
+def drawer_floor(item: PlacedFurniture) -> float:
+    """Height of a drawer's tray bottom above the unit's centre [m] (its contents stand on it)."""
+    inner = item.size[2] / 2 - PANEL
+    return inner - min(DRAWER_HEIGHT, inner) + PANEL
+
+
+def _in_drawer(obj: SmallObject, layout: HouseLayout) -> PlacedFurniture | None:
+    """The drawer unit ``obj`` lies in, if any."""
+    if obj.relation != "inside":
+        return None
+    item = next((f for f in layout.furniture if f.furniture_id == obj.holder), None)
+    return item if item is not None and item.openable and item.opening == "drawer" else None
+
+
+def _drawer_content(obj: SmallObject, item: PlacedFurniture) -> str:
+    """``obj`` on the tray bottom, in the drawer body's frame (the unit's centre)."""
+    z = drawer_floor(item) + obj.size[2] / 2 + 1e-3
+    half = " ".join(f"{s / 2:.4f}" for s in obj.size)
+    return (
+        f'<body name="{obj.object_id}" pos="0 0 {z:.4f}">'
+        f'<geom type="box" size="{half}" rgba="0.85 0.15 0.15 1"/></body>'
+    )
 
 
 def _small_object(obj: SmallObject, layout: HouseLayout) -> str:
@@ -201,11 +273,20 @@ def build_mjcf(
         )
         for a, b, c, d in wall_segments(layout)
     )
-    furniture = "".join(_furniture(f, layout, spec) for f in layout.furniture)
+    drawer_contents: dict[str, str] = {}
     small = ""
     for obj in objects or []:
-        small += _small_object(obj, layout)
+        drawer = _in_drawer(obj, layout)
+        if drawer is not None:
+            drawer_contents[drawer.furniture_id] = drawer_contents.get(
+                drawer.furniture_id, ""
+            ) + _drawer_content(obj, drawer)
+        else:
+            small += _small_object(obj, layout)
         spec.categories[obj.object_id] = obj.category
+    furniture = "".join(
+        _furniture(f, layout, spec, drawer_contents.get(f.furniture_id, "")) for f in layout.furniture
+    )
     extent = math.hypot(x1 - x0, y1 - y0)
     spec.xml = f"""<mujoco model="{layout.scene}_seed{layout.seed}">
   <compiler angle="radian"/>

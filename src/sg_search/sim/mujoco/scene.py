@@ -10,7 +10,7 @@ import numpy as np
 from sg_search.sim.bddl_scenes import load_house
 from sg_search.sim.episodes import Episode
 from sg_search.sim.layout import HouseLayout, layout_house
-from sg_search.sim.mujoco.mjcf import SmallObject
+from sg_search.sim.mujoco.mjcf import SmallObject, drawer_floor
 from sg_search.sim.mujoco.world import CameraConfig, SimWorld
 
 TARGET_ID = "target"
@@ -57,11 +57,13 @@ def layout_for(scene: str, seed: int) -> HouseLayout:
 
 
 def facing_viewpoint(
-    world: SimWorld, node_id: str, gaps: tuple[float, ...] = (0.8, 0.6, 1.0, 1.2)
+    world: SimWorld, node_id: str, gaps: tuple[float, ...] = (0.8, 0.6, 1.0, 1.2), in_sight: bool = False
 ) -> tuple[float, float, float, float] | None:
-    """A free pose (x, y, yaw, tilt) in front of furniture ``node_id``, looking at its lower
-    inside: the first free spot at ``gaps`` metres from its front (also shifted sideways by
-    up to 0.3 m); None if every candidate is blocked."""
+    """A free pose (x, y, yaw, tilt) in front of furniture ``node_id``, looking at where its
+    content lies (a drawer's floor, else just above the bottom): the first free spot at
+    ``gaps`` metres from its front (also shifted sideways by up to 0.3 m); with ``in_sight``,
+    also the first from which a render shows the item at the image centre (nothing else in
+    between). None if every candidate is blocked. Leaves the agent where it was."""
     item = next((f for f in world.layout.furniture if f.furniture_id == node_id), None)
     if item is None or node_id not in world.spec.fronts:
         return None
@@ -72,7 +74,21 @@ def facing_viewpoint(
             x = item.center[0] + nx * (depth / 2 + gap) - ny * side
             y = item.center[1] + ny * (depth / 2 + gap) + nx * side
             if world.is_free(x, y):
-                drop = world.camera.height_m - (item.center[2] - item.size[2] / 2 + 0.1)
+                floor = item.center[2] + (
+                    drawer_floor(item) if item.opening == "drawer" else 0.1 - item.size[2] / 2
+                )  # what lies inside stands here
+                drop = world.camera.height_m - floor
                 yaw = math.atan2(item.center[1] - y, item.center[0] - x)
-                return (x, y, yaw, math.atan2(drop, gap + depth / 2))
+                view = (x, y, yaw, math.atan2(drop, gap + depth / 2))
+                if not in_sight or _centre_shows(world, view, node_id):
+                    return view
     return None
+
+
+def _centre_shows(world: SimWorld, view: tuple[float, float, float, float], node_id: str) -> bool:
+    pose, tilt = world.pose, world.tilt
+    world.set_pose(*view[:3], tilt=view[3])
+    instance = world.render().instance
+    world.set_pose(*pose, tilt=tilt)
+    h, w = instance.shape
+    return bool(instance[h // 2, w // 2] == world.instance_id.get(node_id, -1))

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from sg_search.sim.layout import HouseLayout
-from sg_search.sim.mujoco.mjcf import OPEN_ANGLE, SmallObject, build_mjcf
+from sg_search.sim.mujoco.mjcf import SmallObject, build_mjcf
 
 
 class SimError(ValueError):
@@ -95,13 +95,14 @@ class SimWorld:
         self.actions = 0  # move/turn commands executed (one per call of move)
         self.travelled = 0.0  # [m] path length of the base
         self.opened: set[str] = set()  # containers opened so far
+        self.opens = 0  # successful open actions on a closed container
         self.set_pose(*self.pose)
 
     # ------------------------------------------------------------------ bookkeeping
     def _build_instance_table(self) -> None:
         m, mj = self.model, self._mj
         names = [mj.mj_id2name(m, mj.mjtObj.mjOBJ_BODY, b) or "" for b in range(m.nbody)]
-        node_of_body = [n[: -len("/door")] if n.endswith("/door") else n for n in names]
+        node_of_body = [n.rsplit("/", 1)[0] if n.endswith(("/door", "/drawer")) else n for n in names]
         ids: dict[str, int] = {}
         self.instances: dict[int, tuple[str, str]] = {}
         for name, node in zip(names, node_of_body, strict=True):
@@ -221,15 +222,17 @@ class SimWorld:
         distance = self.distance_to(node_id)
         if distance > reach_m:
             raise SimError(f"{node_id!r} is {distance:.2f} m away; reach is {reach_m:.2f} m")
-        self.data.qpos[self.model.joint(joint).qposadr[0]] = OPEN_ANGLE if open_ else 0.0
+        was_open = self.is_open(node_id)
+        self.data.qpos[self.model.joint(joint).qposadr[0]] = self.spec.open_value[node_id] if open_ else 0.0
         self._mj.mj_forward(self.model, self.data)
-        if open_:
+        if open_ and not was_open:
             self.opened.add(node_id)
+            self.opens += 1
 
     def is_open(self, node_id: str) -> bool:
         """True if the container's door is open."""
         joint = self.spec.openable[node_id]
-        return bool(self.data.qpos[self.model.joint(joint).qposadr[0]] > 0.5 * OPEN_ANGLE)
+        return bool(self.data.qpos[self.model.joint(joint).qposadr[0]] > 0.5 * self.spec.open_value[node_id])
 
     # ------------------------------------------------------------------ rendering
     def camera_pose(self) -> np.ndarray:

@@ -132,7 +132,7 @@ def run(options: BenchOptions) -> BenchReport:
             gaps = tuple(g + travel for g in (0.8, 0.6, 1.0, 1.2))
             view = facing_viewpoint(world, episode.container_id, gaps=gaps, in_sight=True)
             if view is None:
-                rows.append({"episode": episode.to_json(), "error": "no free viewpoint with the container in sight"})
+                rows.append({"episode": episode.to_json(), "error": "no free view with it in sight"})
                 continue
             world.set_pose(*view[:3], tilt=view[3])
             closed.append(world.visible_pixels(TARGET_ID))

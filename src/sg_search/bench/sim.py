@@ -5,7 +5,8 @@
   (``mj_multiRay`` on the model); error [mm] median / p95 / max over seeded views of
   ``--episodes`` test houses, at 320x240 and 640x480;
 - containers: for test episodes whose target is inside an openable container, pixels of
-  the target seen from 0.8 m in front of it with the door closed and open;
+  the target seen from a free spot in front that has the container in sight (drawers from
+  further back, with a 1.3 m head camera), closed and then opened;
 - determinism: SHA-256 of one view's RGB, depth and instances rendered here and in a
   second process;
 - frame time: RGB + depth + instances, median of 100 frames, at both sizes;

@@ -25,7 +25,6 @@ from sg_search.bench.common import BenchOptions, BenchReport
 from sg_search.geometry import Transform
 from sg_search.geometry.transforms import quat_from_matrix
 from sg_search.mapping.frontiers import FrontierExtractor
-from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import FREE, CameraIntrinsics, OccupancyMap
 from sg_search.planning.geodesic import DistanceField, PlannerParams, PlanningError, traversable
 from sg_search.sim.bddl_scenes import scene_names
@@ -52,10 +51,7 @@ class Explorer:
 
     def __init__(self, world: SimWorld) -> None:
         self.world = world
-        layout = world.layout
-        x0, y0 = min(r.x0 for r in layout.rooms) - 1.0, min(r.y0 for r in layout.rooms) - 1.0
-        x1, y1 = max(r.x1 for r in layout.rooms) + 1.0, max(r.y1 for r in layout.rooms) + 1.0
-        self.spec = GridSpec(0.05, int((x1 - x0) / 0.05) + 1, int((y1 - y0) / 0.05) + 1, x0, y0)
+        self.spec = world.layout.grid(0.05, margin=1.0)
         self.map = OccupancyMap(self.spec)
         self.frontiers = FrontierExtractor()
         fx, fy, cx, cy = world.camera.intrinsics()

@@ -208,10 +208,7 @@ class SimBridge(Node):
 
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         with self._world_lock:
-            for node_id in self.world.spec.openable:
-                self.world.data.qpos[self.world.model.joint(self.world.spec.openable[node_id]).qposadr[0]] = (
-                    0.0
-                )
+            self.world.close_all()
             self.world.set_pose(*self._start, tilt=0.0)
             self._command = (0.0, 0.0, -math.inf)
         response.success, response.message = True, "episode reset: start pose, every container closed"

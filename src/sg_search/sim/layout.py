@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from sg_search.mapping.grid import GridSpec
 from sg_search.sim.bddl_scenes import HouseInventory, RoomInventory, furniture_specs, layout_constants
 
 WALL_GAP = 0.1  # [m] between neighbouring items along a wall
@@ -87,6 +88,22 @@ class HouseLayout:
     furniture: list[PlacedFurniture] = field(default_factory=list)
     unplaced: dict[str, int] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+
+    def bounds(self, margin: float = 0.0) -> tuple[float, float, float, float]:
+        """(x0, y0, x1, y1) [m] around every room, grown by ``margin``."""
+        return (
+            min(r.x0 for r in self.rooms) - margin,
+            min(r.y0 for r in self.rooms) - margin,
+            max(r.x1 for r in self.rooms) + margin,
+            max(r.y1 for r in self.rooms) + margin,
+        )
+
+    def grid(self, resolution: float, margin: float) -> GridSpec:
+        """A grid of ``resolution`` [m] cells covering :meth:`bounds` (``margin``)."""
+        x0, y0, x1, y1 = self.bounds(margin)
+        return GridSpec(
+            resolution, int(np.ceil((x1 - x0) / resolution)), int(np.ceil((y1 - y0) / resolution)), x0, y0
+        )
 
     def room(self, room_id: str) -> RoomRect:
         """The room with this id (KeyError naming it otherwise)."""

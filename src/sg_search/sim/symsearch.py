@@ -36,13 +36,7 @@ ENTRY_DEPTH = 0.5  # [m] into a room from its door counts as having entered it
 
 def rasterize(layout: HouseLayout) -> tuple[np.ndarray, GridSpec]:
     """Traversable cells of the layout (walls between rooms, door gaps, furniture blocked)."""
-    x0 = min(r.x0 for r in layout.rooms) - 0.5
-    y0 = min(r.y0 for r in layout.rooms) - 0.5
-    x1 = max(r.x1 for r in layout.rooms) + 0.5
-    y1 = max(r.y1 for r in layout.rooms) + 0.5
-    spec = GridSpec(
-        RESOLUTION, int(np.ceil((x1 - x0) / RESOLUTION)), int(np.ceil((y1 - y0) / RESOLUTION)), x0, y0
-    )
+    spec = layout.grid(RESOLUTION, margin=0.5)
     states = np.full(spec.shape, UNKNOWN, dtype=np.int8)
 
     def cells(ax: float, ay: float, bx: float, by: float) -> tuple[slice, slice]:

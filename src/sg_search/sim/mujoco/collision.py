@@ -23,15 +23,9 @@ def collision_raster(
     layout: HouseLayout, robot_radius: float = AGENT_RADIUS, resolution: float = RESOLUTION
 ) -> tuple[np.ndarray, GridSpec]:
     """(free for the base centre, grid) of ``layout``."""
-    x0 = min(r.x0 for r in layout.rooms) - 0.5
-    y0 = min(r.y0 for r in layout.rooms) - 0.5
-    x1 = max(r.x1 for r in layout.rooms) + 0.5
-    y1 = max(r.y1 for r in layout.rooms) + 0.5
-    spec = GridSpec(
-        resolution, int(np.ceil((x1 - x0) / resolution)), int(np.ceil((y1 - y0) / resolution)), x0, y0
-    )
-    xs = x0 + (np.arange(spec.width) + 0.5) * resolution
-    ys = y0 + (np.arange(spec.height) + 0.5) * resolution
+    spec = layout.grid(resolution, margin=0.5)
+    xs = spec.origin_x + (np.arange(spec.width) + 0.5) * resolution
+    ys = spec.origin_y + (np.arange(spec.height) + 0.5) * resolution
 
     def mark(grid: np.ndarray, ax: float, ay: float, bx: float, by: float, grow: float = 0.0) -> None:
         cols = (xs >= ax - grow) & (xs <= bx + grow)

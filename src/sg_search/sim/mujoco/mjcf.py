@@ -251,10 +251,7 @@ def build_mjcf(
 ) -> WorldSpec:
     """The MJCF of the house with ``objects`` placed, and the body -> category table."""
     spec = WorldSpec("")
-    x0 = min(r.x0 for r in layout.rooms) - 1.0
-    x1 = max(r.x1 for r in layout.rooms) + 1.0
-    y0 = min(r.y0 for r in layout.rooms) - 1.0
-    y1 = max(r.y1 for r in layout.rooms) + 1.0
+    x0, y0, x1, y1 = layout.bounds(margin=1.0)
     floors = "".join(
         _box(
             "",

@@ -94,7 +94,6 @@ class SimWorld:
         self.tilt = 0.0
         self.actions = 0  # move/turn commands executed (one per call of move)
         self.travelled = 0.0  # [m] path length of the base
-        self.opened: set[str] = set()  # containers opened so far
         self.opens = 0  # successful open actions on a closed container
         self.set_pose(*self.pose)
 
@@ -226,8 +225,13 @@ class SimWorld:
         self.data.qpos[self.model.joint(joint).qposadr[0]] = self.spec.open_value[node_id] if open_ else 0.0
         self._mj.mj_forward(self.model, self.data)
         if open_ and not was_open:
-            self.opened.add(node_id)
             self.opens += 1
+
+    def close_all(self) -> None:
+        """Close every container (an episode reset; no reach check)."""
+        for joint in self.spec.openable.values():
+            self.data.qpos[self.model.joint(joint).qposadr[0]] = 0.0
+        self._mj.mj_forward(self.model, self.data)
 
     def is_open(self, node_id: str) -> bool:
         """True if the container's door is open."""

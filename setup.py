@@ -42,6 +42,7 @@ setup(
             "observation_replay = sg_search.ros.runner:observation_replay_main",
             "frontier_planner = sg_search.ros.runner:frontier_planner_main",
             "sim_bridge = sg_search.ros.runner:sim_bridge_main",
+            "perception = sg_search.ros.runner:perception_main",
         ],
     },
 )

@@ -93,6 +93,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.exploration",
         "frontier-only exploration in the MuJoCo test houses: coverage curve, geodesic accuracy",
     ),
+    "perception": (
+        "sg_search.bench.perception",
+        "ground-truth detections fused while exploring test houses: instance P/R, duplicates, rooms, latency",
+    ),
     "planner": (
         "sg_search.bench.planner",
         "map/frontier/distance-field timing (800x800), geodesic accuracy, VVD",

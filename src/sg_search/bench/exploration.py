@@ -15,6 +15,7 @@ Houses: the test split's scenes (layout seed 0), or ``--episodes`` of them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ from sg_search.planning.geodesic import DistanceField, PlannerParams, PlanningEr
 from sg_search.sim.bddl_scenes import scene_names
 from sg_search.sim.mujoco.mjcf import AGENT_RADIUS
 from sg_search.sim.mujoco.scene import layout_for, nearest_free
-from sg_search.sim.mujoco.world import CameraConfig, SimWorld
+from sg_search.sim.mujoco.world import CameraConfig, Frame, SimWorld
 
 STEP_BUDGET = 1500
 REPLAN_EVERY = 8  # actions along a path before planning again
@@ -49,8 +50,9 @@ MAX_FAILURES = 3  # attempts at a frontier (within 0.5 m) before it is given up
 class Explorer:
     """Maps from rendered depth and follows the nearest frontier; counts actions."""
 
-    def __init__(self, world: SimWorld) -> None:
+    def __init__(self, world: SimWorld, on_frame: Callable[[Frame], None] | None = None) -> None:
         self.world = world
+        self.on_frame = on_frame
         self.spec = world.layout.grid(0.05, margin=1.0)
         self.map = OccupancyMap(self.spec)
         self.frontiers = FrontierExtractor()
@@ -61,8 +63,10 @@ class Explorer:
         self.failures: dict[tuple[float, float], int] = {}  # frontier goal -> failed attempts
 
     def observe(self) -> None:
-        """Render and fuse one frame."""
+        """Render and fuse one frame (and hand it to ``on_frame``)."""
         frame = self.world.render()
+        if self.on_frame is not None:
+            self.on_frame(frame)
         pose = frame.T_map_camera
         self.map.integrate_depth(
             frame.depth, self.intrinsics, Transform(pose[:3, 3].copy(), quat_from_matrix(pose[:3, :3]))

@@ -74,3 +74,10 @@ def frontier_planner_main() -> int:
     from sg_search.ros.frontier_planner import FrontierPlanner
 
     return spin_nodes([FrontierPlanner])
+
+
+def perception_main() -> int:
+    """Console script ``perception``."""
+    from sg_search.ros.perception_node import Perception
+
+    return spin_nodes([Perception])

@@ -1,0 +1,75 @@
+"""Point-cloud operations on (N, 3) float arrays in metres: voxel keys, outliers, clusters.
+
+Implemented with numpy and scipy (cKDTree, sparse connected components) rather than
+open3d: the handful of operations fusion needs is short here, and open3d's wheel needs a
+system library (libusb) that a plain machine lacks.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
+
+_BITS = 21
+_OFFSET = 1 << (_BITS - 1)  # voxel indices in [-2^20, 2^20): +-31 km at 3 cm voxels
+_MASK = (1 << _BITS) - 1
+# the 27 key offsets of a voxel's 3x3x3 neighbourhood
+_NEIGHBOURS = np.array(
+    [(dx << (2 * _BITS)) + (dy << _BITS) + dz for dx in (-1, 0, 1) for dy in (-1, 0, 1) for dz in (-1, 0, 1)],
+    dtype=np.int64,
+)
+
+
+def voxel_keys(points: NDArray[np.float64], voxel: float) -> NDArray[np.int64]:
+    """Sorted unique int64 keys of the voxels [edge ``voxel`` m] that hold ``points``."""
+    index = np.floor(points / voxel).astype(np.int64) + _OFFSET
+    keys = (index[:, 0] << (2 * _BITS)) | (index[:, 1] << _BITS) | index[:, 2]
+    return np.unique(keys)
+
+
+def key_centres(keys: NDArray[np.int64], voxel: float) -> NDArray[np.float64]:
+    """(N, 3) voxel centres [m] of ``keys``."""
+    index = np.stack([(keys >> (2 * _BITS)) & _MASK, (keys >> _BITS) & _MASK, keys & _MASK], axis=1)
+    return (index - _OFFSET + 0.5) * voxel
+
+
+def neighbourhood_hits(keys: NDArray[np.int64], others: NDArray[np.int64]) -> NDArray[np.bool_]:
+    """For each key, whether its voxel or one of its 26 neighbours is in sorted ``others``."""
+    if not len(keys) or not len(others):
+        return np.zeros(len(keys), dtype=bool)
+    candidates = (keys[:, None] + _NEIGHBOURS[None, :]).ravel()
+    position = np.searchsorted(others, candidates).clip(max=len(others) - 1)
+    hits: NDArray[np.bool_] = (others[position] == candidates).reshape(len(keys), -1).any(axis=1)
+    return hits
+
+
+def remove_statistical_outliers(
+    points: NDArray[np.float64], neighbours: int, std_ratio: float
+) -> NDArray[np.float64]:
+    """Drop points whose mean distance to their ``neighbours`` nearest is above mean + ratio * std."""
+    if len(points) <= neighbours:
+        return points
+    distances, _ = cKDTree(points).query(points, k=neighbours + 1)
+    mean = distances[:, 1:].mean(axis=1)
+    inliers: NDArray[np.float64] = points[mean <= mean.mean() + std_ratio * mean.std()]
+    return inliers
+
+
+def main_cluster(points: NDArray[np.float64], radius: float, min_fraction: float) -> NDArray[np.float64]:
+    """Points of the largest cluster (single linkage at ``radius`` m, as DBSCAN with
+    min_samples 1) plus every cluster at least ``min_fraction`` of its size."""
+    if len(points) < 2:
+        return points
+    pairs = cKDTree(points).query_pairs(radius, output_type="ndarray")
+    n = len(points)
+    graph = coo_matrix((np.ones(len(pairs), dtype=np.int8), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
+    count, labels = connected_components(graph, directed=False)
+    if count == 1:
+        return points
+    sizes = np.bincount(labels)
+    keep = sizes >= max(1.0, min_fraction * sizes.max())
+    kept: NDArray[np.float64] = points[keep[labels]]
+    return kept

@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 
-.PHONY: setup demo test lint typecheck unit clean
+.PHONY: setup demo test lint typecheck unit clean setup-vision test-vision
 
 setup:
 	bash scripts/bootstrap.sh
@@ -23,5 +23,12 @@ unit: setup
 
 test: lint typecheck unit
 
+# Optional: the YOLO/SAM detector in its own venv (torch 2.14.1 + torchvision; ~7 GB).
+setup-vision:
+	SG_SEARCH_VENV=.venv-vision SG_SEARCH_VISION=1 bash scripts/bootstrap.sh
+
+test-vision: setup-vision
+	SG_SEARCH_VISION=1 .venv-vision/bin/python -m pytest tests/perception -v
+
 clean:
-	rm -rf $(VENV) build install log
+	rm -rf $(VENV) .venv-vision build install log

@@ -1,10 +1,11 @@
-"""The embedded MuJoCo simulator and the frontier planner on simulated time.
+"""The embedded MuJoCo simulator, perception, the scene graph and the frontier planner on
+simulated time.
 
     ros2 launch sg_search mujoco.launch.py [scene:=Rs_int] [namespace:=...] [params_file:=...]
 
-sim_bridge renders the house and publishes rgb/depth/camera_info/odom/TF and /clock; the
-frontier planner maps from that depth and serves `navigate`. (Perception into the scene
-graph comes with the RGB-D perception node.)
+sim_bridge renders the house and publishes rgb/depth/instances/camera_info/odom/TF and
+/clock; perception (ground-truth detector) fuses instances into `observations` for the
+scene graph server; the frontier planner maps from the depth and serves `navigate`.
 """
 
 import os
@@ -33,6 +34,22 @@ def generate_launch_description() -> LaunchDescription:
                 name="sim_bridge",
                 namespace=namespace,
                 parameters=[params, {"scene": LaunchConfiguration("scene")}],
+                output="screen",
+            ),
+            Node(
+                package="sg_search",
+                executable="perception",
+                name="perception",
+                namespace=namespace,
+                parameters=[params, sim_time],
+                output="screen",
+            ),
+            Node(
+                package="sg_search",
+                executable="scene_graph_server",
+                name="scene_graph_server",
+                namespace=namespace,
+                parameters=[params, sim_time],
                 output="screen",
             ),
             Node(

@@ -1,7 +1,9 @@
-"""The stack on a robot (Toyota HSR topic names and frames by default): scene graph server,
-frontier planner (head depth camera, omni base), reasoner; perception feeds `observations`.
+"""The stack on a robot (Toyota HSR topic names and frames by default): perception (YOLO on
+the head RGB-D camera), scene graph server, frontier planner (head depth camera, omni base),
+reasoner.
 
-ros2 launch sg_search robot.launch.py [prior_scene_file:=/path/apartment.yaml]
+ros2 launch sg_search robot.launch.py yolo_model_path:=/path/yolo.pt [sam_checkpoint:=/path/sam.pth]
+    [prior_scene_file:=/path/apartment.yaml]
 """
 
 import os
@@ -24,6 +26,29 @@ def generate_launch_description() -> LaunchDescription:
             DeclareLaunchArgument("namespace", default_value="", description="namespace of all nodes"),
             DeclareLaunchArgument("params_file", default_value=default_params, description="ROS params YAML"),
             DeclareLaunchArgument("prior_scene_file", default_value="", description="known rooms/furniture"),
+            DeclareLaunchArgument("yolo_model_path", default_value="", description="YOLO weights (.pt)"),
+            DeclareLaunchArgument("sam_checkpoint", default_value="", description="optional SAM weights"),
+            Node(
+                package="sg_search",
+                executable="perception",
+                name="perception",
+                namespace=namespace,
+                parameters=[
+                    params,
+                    {
+                        "detector": "yolo",
+                        "yolo_model_path": LaunchConfiguration("yolo_model_path"),
+                        "sam_checkpoint": LaunchConfiguration("sam_checkpoint"),
+                    },
+                ],
+                remappings=[
+                    ("rgb", "/head_rgbd_sensor/rgb/image_rect_color"),
+                    ("depth", "/head_rgbd_sensor/depth_registered/image_rect_raw"),
+                    ("camera_info", "/head_rgbd_sensor/rgb/camera_info"),
+                    ("observations", "perception/observations"),
+                ],
+                output="screen",
+            ),
             Node(
                 package="sg_search",
                 executable="scene_graph_server",

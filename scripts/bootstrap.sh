@@ -17,12 +17,23 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 mkdir -p "$STAMPS"
 
-req_hash=$(hash_of requirements/*.txt)
+# SG_SEARCH_VISION=1 adds the optional YOLO/SAM detector (requirements/vision.txt): it needs
+# torch 2.14.1 with torchvision 0.29.1 instead of the CPU torch 2.13.0 (about 5 GB more), so
+# use it in its own venv: SG_SEARCH_VENV=.venv-vision SG_SEARCH_VISION=1 (make setup-vision).
+VISION="${SG_SEARCH_VISION:-0}"
+req_hash=$(hash_of requirements/*.txt; echo "vision=$VISION")
 if [ "$(cat "$STAMPS/requirements" 2>/dev/null)" != "$req_hash" ]; then
-  echo "[bootstrap] installing pinned requirements"
+  echo "[bootstrap] installing pinned requirements (vision=$VISION)"
+  base=requirements/base.txt
+  if [ "$VISION" = 1 ]; then
+    base="$STAMPS/base-without-torch.txt"
+    grep -v '^torch==' requirements/base.txt > "$base"
+    base="$base -r requirements/vision.txt"
+  fi
   "$VENV/bin/python" -m pip install --quiet --upgrade "pip>=24"
+  # shellcheck disable=SC2086 # $base is one or two requirement files
   "$VENV/bin/python" -m pip install --quiet \
-    -r requirements/ros-wheels.txt -r requirements/base.txt -r requirements/dev.txt
+    -r requirements/ros-wheels.txt -r $base -r requirements/dev.txt
   echo "$req_hash" > "$STAMPS/requirements"
 fi
 

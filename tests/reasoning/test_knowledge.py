@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -92,6 +93,9 @@ def test_a_bad_answers_file_names_the_entry(tmp_path: Path) -> None:
         load_answers(bad)
 
 
+@pytest.mark.skipif(
+    os.environ.get("SG_SEARCH_VISION") == "1", reason="the vision venv pins torch 2.14.1 with torchvision 0.29.1"
+)
 def test_torch_stays_the_cpu_build_without_torchvision() -> None:
     import torch
 

@@ -94,7 +94,7 @@ def test_a_bad_answers_file_names_the_entry(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(
-    os.environ.get("SG_SEARCH_VISION") == "1", reason="the vision venv pins torch 2.14.1 with torchvision 0.29.1"
+    os.environ.get("SG_SEARCH_VISION") == "1", reason="the vision venv has torch 2.14.1 and torchvision"
 )
 def test_torch_stays_the_cpu_build_without_torchvision() -> None:
     import torch

@@ -5,12 +5,14 @@ segment-anything with torch 2.14.1 + torchvision 0.29.1, see the README). Weight
 from the paths given, never downloaded: a missing file is a :class:`DetectorError` that says
 so. Without SAM, a segmentation model's own masks are used, or the box itself for a pure
 detector. Open-vocabulary models get the vocabulary through ``set_classes``, which needs
-their text encoder (CLIP) installed with its weights; closed-set models keep their classes
-and the vocabulary filters them.
+their text encoder (CLIP) installed with its weights (if that fails: a warning, and the
+model's own classes filtered by the vocabulary); closed-set models keep their classes and
+the vocabulary filters them.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +24,7 @@ from numpy.typing import NDArray
 from sg_search.perception.detection import Detection, DetectorError, RgbdImage, in_vocabulary
 from sg_search.scene_graph.categories import normalise_category
 
+LOG = logging.getLogger(__name__)
 # segment-anything's own encoder sizes plus a 6.5M-parameter one for tests and smoke runs
 SAM_TINY = {
     "encoder_embed_dim": 192,
@@ -98,14 +101,15 @@ class YoloDetector:
     def _set_vocabulary(self, vocabulary: Sequence[str]) -> None:
         if not hasattr(self.model, "set_classes") or tuple(vocabulary) == self._classes or not vocabulary:
             return
+        self._classes = tuple(vocabulary)
         try:
             self.model.set_classes(list(vocabulary))
-        except Exception as exc:
-            raise DetectorError(
-                f"cannot set the open vocabulary ({exc}); "
-                "the model's text encoder and its weights must be installed"
-            ) from exc
-        self._classes = tuple(vocabulary)
+        except Exception as exc:  # ultralytics raises anything when CLIP is missing
+            LOG.warning(
+                "cannot set the open vocabulary (%s): the model's text encoder and its weights must be "
+                "installed; keeping the model's classes, filtered by the vocabulary",
+                exc,
+            )
 
     def detect(self, image: RgbdImage, vocabulary: Sequence[str] = ()) -> list[Detection]:
         """Boxes (and masks) above ``confidence`` whose class is in ``vocabulary``."""

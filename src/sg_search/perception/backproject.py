@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import ndimage
 
-from sg_search.perception.cloud import key_centres, main_cluster, remove_statistical_outliers, voxel_keys
+from sg_search.perception.cloud import key_centres, main_clusters, remove_statistical_outliers, voxel_keys
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class BackprojectionParams:
     max_depth: float = 5.0
     erode_px: int = 1
     voxel: float = 0.03
-    outlier_neighbours: int = 6
+    outlier_neighbours: int = 0
     outlier_std_ratio: float = 2.0
     cluster_radius: float = 0.08
     cluster_min_fraction: float = 1.0
@@ -55,9 +55,15 @@ def mask_voxels(
     params: BackprojectionParams,
 ) -> NDArray[np.int64]:
     """Sorted ``map`` voxel keys of one object's mask (empty if too little of it survives)."""
-    if params.erode_px:
-        mask = ndimage.binary_erosion(mask, iterations=params.erode_px)
     rows, cols = np.nonzero(mask)
+    if params.erode_px and len(rows):  # erode the mask's bounding box only (a fraction of the image)
+        pad = params.erode_px + 1
+        r0, c0 = max(int(rows.min()) - pad, 0), max(int(cols.min()) - pad, 0)
+        crop = ndimage.binary_erosion(
+            mask[r0 : rows.max() + pad + 1, c0 : cols.max() + pad + 1], iterations=params.erode_px
+        )
+        rows, cols = np.nonzero(crop)
+        rows, cols = rows + r0, cols + c0
     z = depth[rows, cols].astype(np.float64)
     valid = np.isfinite(z) & (z >= params.min_depth) & (z <= params.max_depth)
     if int(valid.sum()) < params.min_voxels:
@@ -70,10 +76,12 @@ def mask_voxels(
     if len(points) < params.min_voxels:
         return np.empty(0, dtype=np.int64)
     keys = voxel_keys(points, params.voxel)
-    centres = key_centres(keys, params.voxel)
     if params.outlier_neighbours:
-        centres = remove_statistical_outliers(centres, params.outlier_neighbours, params.outlier_std_ratio)
-    centres = main_cluster(centres, params.cluster_radius, params.cluster_min_fraction)
-    if len(centres) < params.min_voxels:
+        centres = remove_statistical_outliers(
+            key_centres(keys, params.voxel), params.outlier_neighbours, params.outlier_std_ratio
+        )
+        keys = voxel_keys(centres, params.voxel)
+    keys = main_clusters(keys, params.voxel, params.cluster_radius, params.cluster_min_fraction)
+    if len(keys) < params.min_voxels:
         return np.empty(0, dtype=np.int64)
-    return voxel_keys(centres, params.voxel)
+    return keys

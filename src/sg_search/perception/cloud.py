@@ -1,6 +1,6 @@
 """Point-cloud operations on (N, 3) float arrays in metres: voxel keys, outliers, clusters.
 
-Implemented with numpy and scipy (cKDTree, sparse connected components) rather than
+Implemented with numpy and scipy (cKDTree, connected components on the voxel grid) rather than
 open3d: the handful of operations fusion needs is short here, and open3d's wheel needs a
 system library (libusb) that a plain machine lacks.
 """
@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
+from scipy import ndimage
 from scipy.spatial import cKDTree
 
 _BITS = 21
@@ -58,18 +57,24 @@ def remove_statistical_outliers(
     return inliers
 
 
-def main_cluster(points: NDArray[np.float64], radius: float, min_fraction: float) -> NDArray[np.float64]:
-    """Points of the largest cluster (single linkage at ``radius`` m, as DBSCAN with
-    min_samples 1) plus every cluster at least ``min_fraction`` of its size."""
-    if len(points) < 2:
-        return points
-    pairs = cKDTree(points).query_pairs(radius, output_type="ndarray")
-    n = len(points)
-    graph = coo_matrix((np.ones(len(pairs), dtype=np.int8), (pairs[:, 0], pairs[:, 1])), shape=(n, n))
-    count, labels = connected_components(graph, directed=False)
-    if count == 1:
-        return points
-    sizes = np.bincount(labels)
-    keep = sizes >= max(1.0, min_fraction * sizes.max())
-    kept: NDArray[np.float64] = points[keep[labels]]
+def main_clusters(
+    keys: NDArray[np.int64], voxel: float, radius: float, min_fraction: float
+) -> NDArray[np.int64]:
+    """Keys of the largest cluster of occupied voxels, plus every cluster at least
+    ``min_fraction`` of its size (DBSCAN-like, min_samples 1, on the voxel grid: voxels join
+    when the empty gap between them is at most about ``radius`` m)."""
+    if len(keys) < 2:
+        return keys
+    index = np.stack([(keys >> (2 * _BITS)) & _MASK, (keys >> _BITS) & _MASK, keys & _MASK], axis=1)
+    index -= index.min(axis=0)
+    grid = np.zeros(tuple(index.max(axis=0) + 1), dtype=bool)
+    grid[index[:, 0], index[:, 1], index[:, 2]] = True
+    bridge = int(radius / voxel / 2)  # each dilation closes a one-voxel gap from both sides
+    joined = ndimage.binary_dilation(grid, np.ones((3, 3, 3)), iterations=bridge) if bridge else grid
+    labels, count = ndimage.label(joined, structure=np.ones((3, 3, 3)))
+    if count <= 1:
+        return keys
+    of_key = labels[index[:, 0], index[:, 1], index[:, 2]]
+    sizes = np.bincount(of_key)
+    kept: NDArray[np.int64] = keys[sizes[of_key] >= max(1.0, min_fraction * sizes.max())]
     return kept

@@ -40,7 +40,7 @@ class PerceptionConfig:
     max_depth: float = 5.0
     erode_px: int = 1
     voxel: float = 0.03
-    outlier_neighbours: int = 6
+    outlier_neighbours: int = 0
     outlier_std_ratio: float = 2.0
     cluster_radius: float = 0.08
     cluster_min_fraction: float = 1.0

@@ -137,6 +137,7 @@ class InstanceMap:
         self._ids = itertools.count(1)
         self._prefix = id_prefix
         self._rng = np.random.default_rng(0)
+        self._boxes: tuple[list[Instance], NDArray[np.float64], NDArray[np.float64]] | None = None  # cache
 
     # ------------------------------------------------------------------ per frame
     def integrate(
@@ -171,6 +172,7 @@ class InstanceMap:
                     result.removed.append(other.instance_id)
             self._observe(target, detection, frame_index)
             target.refresh_geometry()
+            self._boxes = None
             touched.add(target.instance_id)
             result.assigned.append(target.instance_id)
             spent["match"] += clock() - matched
@@ -192,6 +194,7 @@ class InstanceMap:
     def _create(self, keys: NDArray[np.int64]) -> Instance:
         instance = Instance(f"{self._prefix}{next(self._ids)}", keys, self.backprojection.voxel)
         self.instances[instance.instance_id] = instance
+        self._boxes = None
         return instance
 
     def _observe(self, instance: Instance, detection: Detection, frame_index: int) -> None:
@@ -225,9 +228,10 @@ class InstanceMap:
         if not self.instances:
             return []
         margin = self.backprojection.voxel
-        instances = list(self.instances.values())
-        lowers = np.array([i.lower for i in instances])
-        uppers = np.array([i.upper for i in instances])
+        if self._boxes is None:
+            listed = list(self.instances.values())
+            self._boxes = (listed, np.array([i.lower for i in listed]), np.array([i.upper for i in listed]))
+        instances, lowers, uppers = self._boxes
         hit = np.all(lowers - margin <= upper, axis=1) & np.all(lower <= uppers + margin, axis=1)
         return [instances[k] for k in np.flatnonzero(hit)]
 
@@ -291,3 +295,4 @@ class InstanceMap:
         keeper.frames = deque(sorted(set(keeper.frames) | set(gone.frames))[-self.params.max_frame_ids :])
         keeper.refresh_geometry()
         del self.instances[gone.instance_id]
+        self._boxes = None

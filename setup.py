@@ -43,6 +43,8 @@ setup(
             "frontier_planner = sg_search.ros.runner:frontier_planner_main",
             "sim_bridge = sg_search.ros.runner:sim_bridge_main",
             "perception = sg_search.ros.runner:perception_main",
+            "hsr_driver = sg_search.ros.runner:hsr_driver_main",
+            "fake_hsr = sg_search.ros.runner:fake_hsr_main",
         ],
     },
 )

@@ -35,7 +35,9 @@ class RoomSegmentationParams:
         door_width: widest doorway expected; narrower passages separate rooms.
         core_margin: room cores need clearance > door_width / 2 + core_margin.
         min_core_area: smaller cores (gaps between furniture) are not rooms of their own.
-        merge_boundary: regions sharing a boundary longer than this are merged.
+        merge_boundary: regions sharing a boundary longer than this are merged (measured in
+            cell edges: the boundary two regions grow in a 0.9 m doorway is jagged and counts
+            up to ~3 m, so only openings several metres wide join rooms).
         corridor_max_width: a region at most this wide ...
         corridor_min_aspect: ... and at least this elongated, with fewer than
             ``corridor_max_objects`` objects, is a corridor.
@@ -46,7 +48,7 @@ class RoomSegmentationParams:
     door_width: float = 0.9
     core_margin: float = 0.1
     min_core_area: float = 0.5
-    merge_boundary: float = 1.4
+    merge_boundary: float = 3.0
     corridor_max_width: float = 2.0
     corridor_min_aspect: float = 2.5
     corridor_max_objects: int = 2

@@ -81,3 +81,17 @@ def perception_main() -> int:
     from sg_search.ros.perception_node import Perception
 
     return spin_nodes([Perception])
+
+
+def hsr_driver_main() -> int:
+    """Console script ``hsr_driver``."""
+    from sg_search.ros.hsr_driver import HsrDriver
+
+    return spin_nodes([HsrDriver])
+
+
+def fake_hsr_main() -> int:
+    """Console script ``fake_hsr`` (a test double of the robot)."""
+    from sg_search.ros.fake_hsr import FakeHsr
+
+    return spin_nodes([FakeHsr])

@@ -1,0 +1,1 @@
+"""Robot skills without ROS: opening motions, base and head geometry for manipulation."""

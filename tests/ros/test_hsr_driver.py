@@ -1,0 +1,158 @@
+"""hsr_driver against fake_hsr (a test double of the Toyota HSR), both in their own processes
+over DDS: opening a drawer and a hinged door, cancel, emergency stop, timeout, a missed grasp,
+the cmd_vel dead-man."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from typing import Any
+
+from conftest import wait_for
+from geometry_msgs.msg import PoseStamped, Twist
+from rclpy.action import ActionClient
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sg_search_interfaces.action import OpenContainer
+from std_msgs.msg import Bool, String
+
+from sg_search.geometry.transforms import quat_from_yaw
+from sg_search.ros.futures import wait_future
+
+LATCHED = QoSProfile(
+    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+)
+REMAPS = (
+    "-r", "base_cmd_vel:=/omni_base_controller/cmd_vel", "-r", "odom:=/omni_base_controller/wheel_odom",
+    "-r", "head_trajectory:=/head_trajectory_controller/joint_trajectory",
+    "-r", "arm_trajectory:=/arm_trajectory_controller/joint_trajectory",
+    "-r", "gripper_trajectory:=/gripper_controller/joint_trajectory",
+)  # fmt: skip
+
+
+def start_robot(start_node: Any, containers: list[dict[str, Any]], *driver_params: str) -> None:
+    start_node("fake_hsr", "-p", f"containers:='{json.dumps(containers)}'")  # a YAML string, not a list
+    start_node(
+        "hsr_driver", *REMAPS, "-p", "max_linear_mps:=0.4", "-p", "max_angular_rps:=1.0", *driver_params
+    )
+
+
+class Robot:
+    """The test's view: the fake's state, the driver's open action, cmd_vel and e-stop."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self.states: list[dict[str, Any]] = []
+        node.create_subscription(
+            String, "/fake_hsr/state", lambda m: self.states.append(json.loads(m.data)), 10
+        )
+        self.client = ActionClient(node, OpenContainer, "open_container")
+        self.estop = node.create_publisher(Bool, "emergency_stop", LATCHED)
+        self.cmd_vel = node.create_publisher(Twist, "cmd_vel", 10)
+        self.feedback: list[str] = []
+        assert wait_for(lambda: bool(self.states) and self.client.server_is_ready(), timeout=60.0)
+
+    @property
+    def state(self) -> dict[str, Any]:
+        return self.states[-1]
+
+    def open(self, category: str, handle: tuple[float, float, float], yaw: float, **goal: Any) -> Any:
+        """Send an open goal; returns the goal handle (accepted)."""
+        message = OpenContainer.Goal(node_id=f"{category}_test", category=category, **goal)
+        message.handle = PoseStamped()
+        message.handle.header.frame_id = "map"
+        message.handle.pose.position.x, message.handle.pose.position.y, message.handle.pose.position.z = (
+            handle
+        )
+        q = quat_from_yaw(yaw)
+        o = message.handle.pose.orientation
+        o.x, o.y, o.z, o.w = (float(v) for v in q)
+        self.feedback.clear()
+        sent = wait_future(
+            self.client.send_goal_async(message, lambda f: self.feedback.append(f.feedback.step)), 10.0
+        )
+        assert sent is not None and sent.accepted
+        return sent
+
+    def result(self, goal_handle: Any, timeout: float = 90.0) -> Any:
+        response = wait_future(goal_handle.get_result_async(), timeout)
+        assert response is not None, "no result"
+        return response.result
+
+
+def test_opens_a_drawer_and_a_hinged_door(start_node: Any, ros_node: Node) -> None:
+    start_robot(start_node, [
+        {"id": "drawer_0", "opening": "drawer", "handle": [1.2, 0.0, 0.7], "yaw": math.pi},
+        {"id": "door_0", "opening": "hinge", "handle": [0.0, 1.2, 0.9], "yaw": -math.pi / 2, "hinge_side": 1,
+         "hinge_radius": 0.45},
+    ])  # fmt: skip
+    robot = Robot(ros_node)
+    result = robot.result(robot.open("drawer", (1.2, 0.0, 0.7), math.pi))
+    assert result.error_code == OpenContainer.Result.SUCCESS, result.error_msg
+    assert abs(result.opened - 0.30) < 0.03 and abs(robot.state["opened"]["drawer_0"] - 0.30) < 0.03
+    assert robot.state["held"] == "" and robot.state["joints"]["hand_motor_joint"] > 0.9  # released
+    assert robot.feedback[:2] == ["look", "pre_grasp"] and "pull" in robot.feedback
+
+    result = robot.result(robot.open("wardrobe", (0.0, 1.2, 0.9), -math.pi / 2))  # 75 degrees, hinge left
+    assert result.error_code == OpenContainer.Result.SUCCESS, result.error_msg
+    assert abs(robot.state["opened"]["door_0"] - math.radians(75)) < 0.1
+    assert robot.state["opened"]["drawer_0"] > 0.25  # untouched
+
+
+def test_cancel_estop_timeout_missed_grasp_and_dead_man(start_node: Any, ros_node: Node) -> None:
+    start_robot(start_node, [
+        {"id": "drawer_a", "opening": "drawer", "handle": [0.9, 0.0, 0.7], "yaw": math.pi},
+        {"id": "locked", "opening": "drawer", "handle": [-0.9, 0.0, 0.7], "yaw": 0.0, "locked": True},
+        {"id": "drawer_b", "opening": "drawer", "handle": [0.0, 0.9, 0.7], "yaw": -math.pi / 2},
+    ], "-p", "pull_timeout_s:=3.0")  # fmt: skip
+    robot = Robot(ros_node)
+
+    goal = robot.open("drawer", (0.9, 0.0, 0.7), math.pi)  # cancel while pulling
+    assert wait_for(lambda: "pull" in robot.feedback, timeout=60.0)
+    wait_future(goal.cancel_goal_async(), 5.0)
+    result = robot.result(goal)
+    assert result.error_code == OpenContainer.Result.CANCELED and result.failed_step == "pull"
+    assert 0.0 < robot.state["opened"]["drawer_a"] < 0.3
+    assert wait_for(lambda: robot.state["held"] == "", timeout=5.0)  # cancel releases the handle
+    pose = robot.state["base"]
+    time.sleep(0.5)
+    assert math.dist(pose[:2], robot.state["base"][:2]) < 1e-3  # and the base stands still
+
+    result = robot.result(robot.open("drawer", (-0.9, 0.0, 0.7), 0.0))  # locked: the pull times out
+    assert result.error_code == OpenContainer.Result.TIMEOUT and result.failed_step == "pull", (
+        result.error_msg
+    )
+    assert robot.state["opened"]["locked"] == 0.0
+
+    result = robot.result(robot.open("drawer", (0.0, 1.0, 0.7), -math.pi / 2))  # 10 cm off the real handle
+    assert result.error_code == OpenContainer.Result.GRASP_FAILED and result.failed_step == "grasp"
+
+    goal = robot.open("drawer", (0.0, 0.9, 0.7), -math.pi / 2)  # emergency stop while driving
+    assert wait_for(lambda: "approach" in robot.feedback or "pre_grasp" in robot.feedback, timeout=30.0)
+    time.sleep(0.5)
+    robot.estop.publish(Bool(data=True))
+    result = robot.result(goal, timeout=10.0)
+    assert result.error_code == OpenContainer.Result.EMERGENCY_STOP
+    assert not wait_future(robot.client.send_goal_async(OpenContainer.Goal(category="drawer")), 5.0).accepted
+    pose = robot.state["base"]
+    forward = Twist()
+    forward.linear.x = 0.1
+    for _ in range(10):  # cmd_vel is blocked while the e-stop holds
+        robot.cmd_vel.publish(forward)
+        time.sleep(0.05)
+    assert math.dist(pose[:2], robot.state["base"][:2]) < 1e-3
+
+    robot.estop.publish(Bool(data=False))
+    time.sleep(0.3)
+    forward.linear.x = 5.0  # clamped to max_linear_mps (0.4)
+    start = robot.state["base"]
+    for _ in range(10):
+        robot.cmd_vel.publish(forward)
+        time.sleep(0.05)
+    moved = math.dist(start[:2], robot.state["base"][:2])
+    assert 0.02 < moved < 0.4 * 0.5 + 0.05
+    time.sleep(1.0)  # no more commands: the dead-man stops the base within cmd_vel_timeout_s
+    still = robot.state["base"]
+    time.sleep(0.5)
+    assert math.dist(still[:2], robot.state["base"][:2]) < 1e-3

@@ -45,6 +45,7 @@ setup(
             "perception = sg_search.ros.runner:perception_main",
             "hsr_driver = sg_search.ros.runner:hsr_driver_main",
             "fake_hsr = sg_search.ros.runner:fake_hsr_main",
+            "habitat_bridge = sg_search.ros.runner:habitat_bridge_main",
         ],
     },
 )

@@ -60,17 +60,28 @@ def intrinsics_from_hfov(width: int, height: int, hfov_deg: float) -> tuple[floa
 
 
 def semantic_to_instances(
-    semantic: np.ndarray, categories: dict[int, str]
+    semantic: np.ndarray, categories: dict[int, str], lookup: dict[int, int] | None = None
 ) -> tuple[np.ndarray, dict[int, tuple[str, str]]]:
     """Habitat's uint32 semantic ids -> dense int32 instance ids (0 = none / unknown id) and a
-    table id -> (scene-graph id ``habitat_<semantic id>``, category), for the ids seen."""
+    table id -> (scene-graph id ``habitat_<semantic id>``, category), for the ids seen.
+
+    Dense ids are numbered in order of appearance in this image, or taken from ``lookup``
+    (semantic id -> dense id, e.g. :func:`stable_lookup`) so that they stay the same across frames.
+    """
     semantic = np.asarray(semantic)
-    seen = [int(s) for s in np.unique(semantic) if int(s) in categories]
-    lookup = {sid: k + 1 for k, sid in enumerate(seen)}
+    seen = [
+        int(s) for s in np.unique(semantic) if int(s) in categories and (lookup is None or int(s) in lookup)
+    ]
+    lookup = lookup if lookup is not None else {sid: k + 1 for k, sid in enumerate(seen)}
     dense = np.zeros(semantic.shape, dtype=np.int32)
     for sid, instance in lookup.items():
         dense[semantic == sid] = instance
     return dense, {lookup[s]: (f"habitat_{s}", categories[s]) for s in seen}
+
+
+def stable_lookup(categories: dict[int, str]) -> dict[int, int]:
+    """Semantic id -> dense instance id (1..n, by semantic id) for every object of a scene."""
+    return {sid: k + 1 for k, sid in enumerate(sorted(categories))}
 
 
 @dataclass(frozen=True)

@@ -95,3 +95,11 @@ def fake_hsr_main() -> int:
     from sg_search.ros.fake_hsr import FakeHsr
 
     return spin_nodes([FakeHsr])
+
+
+def habitat_bridge_main() -> int:
+    """Console script ``habitat_bridge`` (needs habitat-sim)."""
+    from sg_search.ros.habitat_bridge import HabitatBridge
+
+    return spin_nodes([HabitatBridge])
+

@@ -22,26 +22,20 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import Twist
-from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from rosgraph_msgs.msg import Clock
-from sensor_msgs.msg import CameraInfo, Image
 from sg_search_interfaces.srv import SetContainer
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
-from sg_search.geometry.transforms import Transform, quat_from_matrix, quat_from_yaw
-from sg_search.ros.images import depth_to_msg
 from sg_search.ros.params import declare_config
-from sg_search.ros.tf import TfBroadcaster, transform_to_msg
+from sg_search.ros.sensor_publishers import SensorPublishers
 from sg_search.sim.layout import HouseLayout
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.sim.mujoco.mjcf import SmallObject
 from sg_search.sim.mujoco.scene import layout_for, nearest_free
 from sg_search.sim.mujoco.world import Frame, SimError, SimWorld
 
-SENSOR_QOS = QoSProfile(depth=2, reliability=ReliabilityPolicy.BEST_EFFORT)
 LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
@@ -74,14 +68,8 @@ class SimBridge(Node):
         self._ready.wait()
         if self._failure is not None:
             raise self._failure
-        self._rgb = self.create_publisher(Image, "rgb", SENSOR_QOS)
-        self._depth = self.create_publisher(Image, "depth", SENSOR_QOS)
-        self._instances = self.create_publisher(Image, "instances", SENSOR_QOS)
-        self._info = self.create_publisher(CameraInfo, "camera_info", SENSOR_QOS)
-        self._odom = self.create_publisher(Odometry, "odom", 10)
-        self._clock_pub = self.create_publisher(Clock, "/clock", 10)
+        self._sensors = SensorPublishers(self, (c.map_frame, c.odom_frame, c.base_frame, c.camera_frame))
         self._table = self.create_publisher(String, "instance_categories", LATCHED)
-        self._tf = TfBroadcaster(self)
         self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10)
         self.create_service(SetContainer, "open", lambda req, res: self._set_container(req, res, True))
         self.create_service(SetContainer, "close", lambda req, res: self._set_container(req, res, False))
@@ -147,48 +135,10 @@ class SimBridge(Node):
         self._publish(frame, pose, v, w)
 
     def _publish(self, frame: Frame, pose: tuple[float, float, float], v: float, w: float) -> None:
-        c = self.config
-        stamp = Clock().clock
-        stamp.sec, stamp.nanosec = divmod(self._time_ns, 1_000_000_000)
-        self._clock_pub.publish(Clock(clock=stamp))
-        base = Transform(np.array([pose[0], pose[1], 0.0]), quat_from_yaw(pose[2]))
-        camera = base.inverse() * Transform(
-            frame.T_map_camera[:3, 3].copy(), quat_from_matrix(frame.T_map_camera[:3, :3])
+        f = frame
+        self._sensors.publish(
+            self._time_ns, pose, (v, w), f.T_map_camera, f.rgb, f.depth, f.instance, f.intrinsics
         )
-        self._tf.send(
-            [
-                transform_to_msg(c.map_frame, c.odom_frame, self.now_s, Transform()),
-                transform_to_msg(c.odom_frame, c.base_frame, self.now_s, base),
-                transform_to_msg(c.base_frame, c.camera_frame, self.now_s, camera),
-            ]
-        )
-        odom = Odometry()
-        odom.header.stamp, odom.header.frame_id, odom.child_frame_id = stamp, c.odom_frame, c.base_frame
-        odom.pose.pose.position.x, odom.pose.pose.position.y = pose[0], pose[1]
-        q = quat_from_yaw(pose[2])
-        o = odom.pose.pose.orientation
-        o.x, o.y, o.z, o.w = (float(x) for x in q)
-        odom.twist.twist.linear.x, odom.twist.twist.angular.z = v, w
-        self._odom.publish(odom)
-        h, w_px = frame.depth.shape
-        rgb = Image(height=h, width=w_px, encoding="rgb8", step=3 * w_px, data=frame.rgb.tobytes())
-        instances = Image(
-            height=h, width=w_px, encoding="32SC1", step=4 * w_px, data=frame.instance.astype("<i4").tobytes()
-        )
-        depth = depth_to_msg(frame.depth, c.camera_frame)
-        fx, fy, cx, cy = frame.intrinsics
-        info = CameraInfo(height=h, width=w_px, distortion_model="plumb_bob", d=[0.0] * 5)
-        info.k = [fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0]
-        info.p = [fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0]
-        info.r = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]
-        for msg, pub in (
-            (rgb, self._rgb),
-            (depth, self._depth),
-            (instances, self._instances),
-            (info, self._info),
-        ):
-            msg.header.stamp, msg.header.frame_id = stamp, c.camera_frame
-            pub.publish(msg)
 
     def _publish_table(self) -> None:
         table = {str(k): list(v) for k, v in self.world.instances.items()}

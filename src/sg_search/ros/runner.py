@@ -102,4 +102,3 @@ def habitat_bridge_main() -> int:
     from sg_search.ros.habitat_bridge import HabitatBridge
 
     return spin_nodes([HabitatBridge])
-

@@ -386,15 +386,18 @@ class HsrDriver(Node):
                 f"the handle at z = {handle_xyz[2]:.2f} m is out of the arm's reach",
             )
 
-    def _gripper_settled(self) -> Callable[[], bool]:
-        """A test for "the closing gripper stopped": fully closed, or stalled on something."""
-        last: list[float | None] = [None]
+    def _gripper_settled(self, still_s: float = 0.3) -> Callable[[], bool]:
+        """A test for "the closing gripper stopped": fully closed, or not moving for
+        ``still_s`` seconds (stalled on something) below the open position."""
+        last: dict[str, float] = {"position": math.nan, "changed": time.monotonic()}
 
         def settled() -> bool:
-            now, before = self.joints.get(GRIPPER_JOINT), last[0]
-            last[0] = now
-            moving = now is None or before is None or abs(now - before) >= 1e-3
-            return not moving and now is not None and now < self.config.gripper_open - 0.05
+            now = self.joints.get(GRIPPER_JOINT, math.nan)
+            if not abs(now - last["position"]) < 1e-3:
+                last["position"], last["changed"] = now, time.monotonic()
+            if now <= self.config.gripper_closed + self.config.joint_tolerance:
+                return True
+            return time.monotonic() - last["changed"] >= still_s and now < self.config.gripper_open - 0.05
 
         return settled
 

@@ -6,15 +6,21 @@ from pathlib import Path
 import pytest
 
 from sg_search.config import ConfigError, default_params_file, from_params, load_node_params
+from sg_search.habitat.config import HabitatBridgeConfig
+from sg_search.perception.config import PerceptionConfig
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.sim.mujoco.config import SimBridgeConfig
+from sg_search.skills.config import HsrDriverConfig
 
 NODE_CONFIGS = {
     "scene_graph_server": SceneGraphServerConfig,
     "reasoner": ReasonerNodeConfig,
     "sim_bridge": SimBridgeConfig,
+    "perception": PerceptionConfig,
+    "hsr_driver": HsrDriverConfig,
 }
+SAME_AS_DEFAULTS = ("perception", "hsr_driver")  # their YAML only documents the defaults
 
 
 @pytest.mark.parametrize("node_name", sorted(NODE_CONFIGS))
@@ -22,7 +28,17 @@ def test_shipped_yaml_and_config_classes_agree(node_name: str) -> None:
     cls = NODE_CONFIGS[node_name]
     params = load_node_params(default_params_file(), node_name)
     assert set(params) == {f.name for f in dataclasses.fields(cls)}
-    from_params(cls, params)  # types match
+    config = from_params(cls, params)  # types match
+    if node_name in SAME_AS_DEFAULTS:
+        assert config == cls()
+
+
+def test_habitat_bridge_yaml_agrees() -> None:
+    params = load_node_params(default_params_file(), "habitat_bridge")
+    assert set(params) == {f.name for f in dataclasses.fields(HabitatBridgeConfig)}
+    assert from_params(HabitatBridgeConfig, params) == HabitatBridgeConfig()
+    with pytest.raises(ValueError, match="hfov_deg"):
+        from_params(HabitatBridgeConfig, {**params, "hfov_deg": 0.0})
 
 
 def test_node_section_overrides_wildcard(tmp_path: Path) -> None:

@@ -31,8 +31,6 @@ class HabitatBridgeConfig:
     camera_frame: str = "camera_optical"
 
     def __post_init__(self) -> None:
-        if not self.episodes_file:
-            raise ValueError("habitat_bridge needs episodes_file (an ObjectNav .json or .json.gz)")
         positive = ("hfov_deg", "camera_height_m", "rate_hz", "max_linear_mps", "max_angular_rps",
                     "cmd_vel_timeout_s", "forward_step_m", "turn_step_deg", "success_distance_m")  # fmt: skip
         for name in positive:

@@ -35,28 +35,27 @@ class PerceptionConfig:
     yolo_image_size: int = 640
     sam_checkpoint: str = ""
     sam_model_type: str = "vit_b"
-    # back-projection
-    min_depth: float = 0.2
-    max_depth: float = 5.0
-    erode_px: int = 1
-    voxel: float = 0.03
-    outlier_neighbours: int = 0
-    outlier_std_ratio: float = 2.0
-    cluster_radius: float = 0.08
-    cluster_min_fraction: float = 1.0
-    min_voxels: int = 8
-    floor_z: float = 0.0
-    floor_clearance: float = 0.02
-    # fusion
-    min_overlap_same: float = 0.25
-    min_overlap_any: float = 0.5
-    embedding_min_cosine: float = 0.8
-    merge_every: int = 10
-    merge_overlap: float = 0.3
-    merge_contact: int = 20
-    max_frame_ids: int = 64
-    max_voxels: int = 20000
-    min_observations: int = 2
+    # back-projection and fusion: the defaults live in BackprojectionParams and FusionParams
+    min_depth: float = BackprojectionParams.min_depth
+    max_depth: float = BackprojectionParams.max_depth
+    erode_px: int = BackprojectionParams.erode_px
+    voxel: float = BackprojectionParams.voxel
+    outlier_neighbours: int = BackprojectionParams.outlier_neighbours
+    outlier_std_ratio: float = BackprojectionParams.outlier_std_ratio
+    cluster_radius: float = BackprojectionParams.cluster_radius
+    cluster_min_fraction: float = BackprojectionParams.cluster_min_fraction
+    min_voxels: int = BackprojectionParams.min_voxels
+    floor_z: float = BackprojectionParams.floor_z
+    floor_clearance: float = BackprojectionParams.floor_clearance
+    min_overlap_same: float = FusionParams.min_overlap_same
+    min_overlap_any: float = FusionParams.min_overlap_any
+    embedding_min_cosine: float = FusionParams.embedding_min_cosine
+    merge_every: int = FusionParams.merge_every
+    merge_overlap: float = FusionParams.merge_overlap
+    merge_contact: int = FusionParams.merge_contact
+    max_frame_ids: int = FusionParams.max_frame_ids
+    max_voxels: int = FusionParams.max_voxels
+    min_observations: int = FusionParams.min_observations
 
     def __post_init__(self) -> None:
         if self.detector not in DETECTORS:

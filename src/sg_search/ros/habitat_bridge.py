@@ -85,6 +85,10 @@ class HabitatBridge(Node):
     def __init__(self, node_name: str = "habitat_bridge", **kwargs: object) -> None:
         super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
         self.config = c = declare_config(self, HabitatBridgeConfig)
+        if not c.episodes_file:
+            raise ValueError(
+                "habitat_bridge needs the parameter episodes_file (an ObjectNav .json or .json.gz)"
+            )
         self.hs = _import_habitat()
         text = Path(c.episodes_file).read_bytes()
         data = json.loads(gzip.decompress(text) if c.episodes_file.endswith(".gz") else text)

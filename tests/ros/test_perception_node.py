@@ -15,6 +15,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image
 from sg_search_interfaces.msg import ObjectObservationArray
+from sg_search_interfaces.srv import GetSceneGraph
 from std_msgs.msg import String
 from test_stack_over_dds import call
 
@@ -41,6 +42,7 @@ def test_perception_fuses_the_simulated_kitchen(start_node: Any, ros_node: Node)
         "-p", "start_room:=kitchen_0",
     )  # fmt: skip
     start_node("perception", "-p", "use_sim_time:=true")
+    start_node("scene_graph_server", "-p", "use_sim_time:=true")
     got: list[ObjectObservationArray] = []
     ros_node.create_subscription(ObjectObservationArray, "observations", got.append, 10)
     assert wait_for(lambda: len(got) >= 3, timeout=90.0), "no fused instances from the simulated camera"
@@ -58,6 +60,11 @@ def test_perception_fuses_the_simulated_kitchen(start_node: Any, ros_node: Node)
             and all(abs(c - m) <= s / 2 + 0.1 for c, m, s in zip(centroid, f.center, f.size, strict=True))
         ]  # fmt: skip
         assert near, f"{observation.category} at {observation.centroid} lies in no furniture of that category"
+    def in_graph() -> bool:  # the scene graph server turns them into object nodes
+        graph = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request()).update
+        return {n.id for n in graph.nodes} >= set(latest)
+
+    assert wait_for(in_graph, timeout=30.0, period=1.0)
     first = next(iter(latest.values())).category
     assert set_vocabulary(ros_node, "perception", [first]).results[0].successful
     time.sleep(1.0)

@@ -60,6 +60,7 @@ def test_perception_fuses_the_simulated_kitchen(start_node: Any, ros_node: Node)
             and all(abs(c - m) <= s / 2 + 0.1 for c, m, s in zip(centroid, f.center, f.size, strict=True))
         ]  # fmt: skip
         assert near, f"{observation.category} at {observation.centroid} lies in no furniture of that category"
+
     def in_graph() -> bool:  # the scene graph server turns them into object nodes
         graph = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request()).update
         return {n.id for n in graph.nodes} >= set(latest)

@@ -50,6 +50,28 @@ def test_base_pose_puts_the_hand_on_the_handle_and_controller_converges() -> Non
     assert math.dist(pose[:2], (x, y)) < 0.01 and abs(math.sin(pose[2] - heading)) < 0.01
 
 
+def test_translation_and_rotation_finish_together_so_a_held_handle_stays_on_its_arc() -> None:
+    motion = OpeningMotion(opening="hinge", hinge_radius_m=0.45, open_angle_rad=math.radians(75))
+    handle, reach = (0.0, 0.0, 0.8), 0.6
+    hinge = hinge_position(handle, 0.0, motion)
+    pose = base_pose_for_hand(handle[:2], 0.0, reach)
+    worst = 0.0
+    for k in range(1, 11):
+        hand, front = pull_hand_target(handle, 0.0, motion, k / 10)
+        goal = base_pose_for_hand(hand, front, reach)
+        for _ in range(200):
+            vx, vy, wz = base_twist_towards(pose, goal, 0.4, 1.0)
+            c, s = math.cos(pose[2]), math.sin(pose[2])
+            pose = (
+                pose[0] + 0.02 * (c * vx - s * vy),
+                pose[1] + 0.02 * (s * vx + c * vy),
+                pose[2] + 0.02 * wz,
+            )
+            held = (pose[0] + reach * math.cos(pose[2]), pose[1] + reach * math.sin(pose[2]))
+            worst = max(worst, abs(math.dist(held, hinge) - 0.45))
+    assert worst < 0.01  # the fake HSR (and a real door) refuses more than a few centimetres
+
+
 def test_head_angles() -> None:
     pan, tilt = head_angles((1.0, 1.0, 0.0), (0.0, 0.0, 1.0))
     assert pan == pytest.approx(math.pi / 4) and tilt == pytest.approx(-math.atan2(1, math.sqrt(2)))

@@ -61,31 +61,35 @@ class FakeContainer:
         (x, y), _ = pull_hand_target(self.handle, self.yaw, self.motion, self.opened / full)  # type: ignore[arg-type]
         return x, y, self.handle[2]
 
-    def follow(self, hand: tuple[float, float]) -> bool:
-        """Move the opening with the hand; False (nothing changes) if the hand leaves the path."""
+    def _strain(self, hand: tuple[float, float]) -> tuple[float, float]:
+        """How far [m] the hand is beyond where the handle can go (0 = on its path), and the
+        opening that hand position means (metres or radians)."""
         if self.locked:
-            return math.dist(hand, self.handle_now()[:2]) < 0.005
+            return max(0.0, math.dist(hand, self.handle_now()[:2]) - 0.005), self.opened
+        dx, dy = hand[0] - self.handle[0], hand[1] - self.handle[1]
         if self.motion.opening == "drawer":
-            along = (hand[0] - self.handle[0]) * math.cos(self.yaw) + (hand[1] - self.handle[1]) * math.sin(
-                self.yaw
-            )
-            across = -(hand[0] - self.handle[0]) * math.sin(self.yaw) + (hand[1] - self.handle[1]) * math.cos(
-                self.yaw
-            )
-            if abs(across) > 0.03 or not -0.01 <= along <= self.max_open + 0.01:
-                return False
-            self.opened = min(max(along, 0.0), self.max_open)
-            return True
+            along = dx * math.cos(self.yaw) + dy * math.sin(self.yaw)
+            across = -dx * math.sin(self.yaw) + dy * math.cos(self.yaw)
+            beyond = max(-along, along - self.max_open, 0.0)
+            return max(abs(across) - 0.03, 0.0) + beyond, along
         hx, hy = hinge_position(self.handle, self.yaw, self.motion)  # type: ignore[arg-type]
-        if abs(math.dist(hand, (hx, hy)) - self.motion.hinge_radius_m) > 0.05:
-            return False
         start = math.atan2(self.handle[1] - hy, self.handle[0] - hx)
         angle = -self.motion.hinge_side * math.remainder(
             math.atan2(hand[1] - hy, hand[0] - hx) - start, math.tau
         )
-        if not -0.02 <= angle <= self.max_open + 0.02:
+        radius = self.motion.hinge_radius_m
+        beyond = max(-angle, angle - self.max_open, 0.0) * radius
+        return max(abs(math.dist(hand, (hx, hy)) - radius) - 0.05, 0.0) + beyond, angle
+
+    def follow(self, before: tuple[float, float], after: tuple[float, float]) -> bool:
+        """Let the held handle follow the hand from ``before`` to ``after``; False (nothing
+        changes) if that strains the container more than it already is (a door or drawer
+        resists being pulled off its path, never a motion that relieves the strain)."""
+        strain, opening = self._strain(after)
+        if strain > 0.0 and strain >= self._strain(before)[0]:
             return False
-        self.opened = min(max(angle, 0.0), self.max_open)
+        if not self.locked:
+            self.opened = min(max(opening, 0.0), self.max_open)
         return True
 
 
@@ -159,7 +163,7 @@ class FakeHsr(Node):
             y + dt * (vx * s + vy * c),
             math.remainder(yaw + dt * wz, math.tau),
         )
-        if self.held is None or self.held.follow(self.hand(moved)[:2]):
+        if self.held is None or self.held.follow(self.hand(self.pose)[:2], self.hand(moved)[:2]):
             self.pose = moved
         self._publish()
 

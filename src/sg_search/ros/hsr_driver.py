@@ -184,10 +184,17 @@ class HsrDriver(Node):
         return lambda: all(abs(self.joints.get(n, math.inf) - v) <= tol for n, v in targets.items())
 
     def _drive_to(
-        self, handle: ServerGoalHandle, step: str, goal: tuple[float, float, float], timeout: float
+        self,
+        handle: ServerGoalHandle,
+        step: str,
+        goal: tuple[float, float, float],
+        timeout: float,
+        through: bool = False,
     ) -> None:
-        """Drive the omni base to ``goal`` (odom frame) and stop there."""
+        """Drive the omni base to ``goal`` (odom frame) and stop there; ``through``: a waypoint
+        passed within three times the tolerances, without stopping."""
         c = self.config
+        scale = 3.0 if through else 1.0
         deadline = time.monotonic() + timeout
         period = 1.0 / c.control_rate_hz
         try:
@@ -197,10 +204,10 @@ class HsrDriver(Node):
                 if pose is None:
                     raise SkillAbort(OpenContainer.Result.TRANSFORM_FAILED, step, "no odometry")
                 if (
-                    math.dist(pose[:2], goal[:2]) <= c.position_tolerance_m
-                    and abs(math.remainder(goal[2] - pose[2], math.tau)) <= c.heading_tolerance_rad
+                    math.dist(pose[:2], goal[:2]) <= c.position_tolerance_m * scale
+                    and abs(math.remainder(goal[2] - pose[2], math.tau)) <= c.heading_tolerance_rad * scale
                 ):
-                    return
+                    break
                 if time.monotonic() > deadline:
                     raise SkillAbort(
                         OpenContainer.Result.TIMEOUT, step,
@@ -212,7 +219,10 @@ class HsrDriver(Node):
                 twist.linear.x, twist.linear.y, twist.angular.z = vx, vy, wz
                 self._base.publish(twist)
                 time.sleep(period)
-        finally:
+        except BaseException:
+            self._base.publish(Twist())
+            raise
+        if not through:
             self._base.publish(Twist())
 
     def _to_odom(self, frame: str, stamp_s: float | None) -> Transform:
@@ -344,9 +354,8 @@ class HsrDriver(Node):
                             "pull",
                             f"pull did not finish within {c.pull_timeout_s:.1f} s",
                         )
-                    self._drive_to(
-                        handle, "pull", base_pose_for_hand(hand, front_yaw, c.hand_reach_m), remaining
-                    )
+                    goal_pose = base_pose_for_hand(hand, front_yaw, c.hand_reach_m)
+                    self._drive_to(handle, "pull", goal_pose, remaining, through=k < c.pull_waypoints)
                     report("pull", k / c.pull_waypoints)
                     result.opened = float(self._opened(*opening))
                 report("release", 0.0)

@@ -138,15 +138,16 @@ def base_twist_towards(
     max_angular: float,
     gain: float = 1.5,
 ) -> tuple[float, float, float]:
-    """Holonomic P-controller: (vx, vy, wz) in the base frame [m/s, rad/s], clamped."""
+    """Holonomic P-controller with coordinated axes: (vx, vy, wz) in the base frame [m/s,
+    rad/s]. Translation and rotation share one time scale (the slower axis at its limit, or
+    1/``gain`` near the goal), so they finish together: a hand held ahead of the base moves
+    along the straight line between two poses' hand positions instead of swinging out
+    (what keeps a gripped handle on its arc)."""
     dx, dy = goal[0] - pose[0], goal[1] - pose[1]
+    turn = _wrap(goal[2] - pose[2])
+    seconds = max(math.hypot(dx, dy) / max_linear, abs(turn) / max_angular, 1.0 / gain)
     c, s = math.cos(pose[2]), math.sin(pose[2])
-    vx, vy = gain * (c * dx + s * dy), gain * (-s * dx + c * dy)
-    speed = math.hypot(vx, vy)
-    if speed > max_linear:
-        vx, vy = vx * max_linear / speed, vy * max_linear / speed
-    wz = max(-max_angular, min(max_angular, gain * _wrap(goal[2] - pose[2])))
-    return vx, vy, wz
+    return (c * dx + s * dy) / seconds, (-s * dx + c * dy) / seconds, turn / seconds
 
 
 def head_angles(target: tuple[float, float, float], head: tuple[float, float, float]) -> tuple[float, float]:

@@ -9,12 +9,13 @@ import math
 import time
 from typing import Any
 
+import pytest
 from conftest import wait_for
 from geometry_msgs.msg import PoseStamped, Twist
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
-from sg_search_interfaces.action import OpenContainer
+from sg_search_interfaces.action import LookAt, OpenContainer
 from std_msgs.msg import Bool, String
 
 from sg_search.geometry.transforms import quat_from_yaw
@@ -88,6 +89,22 @@ def test_opens_a_drawer_and_a_hinged_door(start_node: Any, ros_node: Node) -> No
          "hinge_radius": 0.45},
     ])  # fmt: skip
     robot = Robot(ros_node)
+    look = ActionClient(ros_node, LookAt, "look_at")
+    assert look.wait_for_server(timeout_sec=30.0)
+    goal = LookAt.Goal()
+    goal.target.header.frame_id = "map"
+    goal.target.point.x, goal.target.point.y, goal.target.point.z = 1.0, 1.0, 0.0
+    sent = wait_future(look.send_goal_async(goal), 10.0)
+    looked = robot.result(sent, timeout=30.0)
+    assert looked.error_code == LookAt.Result.SUCCESS, looked.error_msg
+    assert looked.pan == pytest.approx(math.pi / 4, abs=1e-3) and looked.tilt == pytest.approx(
+        -0.6155, abs=1e-3
+    )
+    joints = robot.state["joints"]
+    assert (
+        abs(joints["head_pan_joint"] - math.pi / 4) < 0.05 and abs(joints["head_tilt_joint"] + 0.6155) < 0.05
+    )
+
     result = robot.result(robot.open("drawer", (1.2, 0.0, 0.7), math.pi))
     assert result.error_code == OpenContainer.Result.SUCCESS, result.error_msg
     assert abs(result.opened - 0.30) < 0.03 and abs(robot.state["opened"]["drawer_0"] - 0.30) < 0.03

@@ -68,7 +68,8 @@ LATCHED = QoSProfile(
 
 
 class SkillAbort(Exception):
-    """A skill stops early; ``code`` is the action's error code, ``step`` where it stopped."""
+    """A skill stops early; ``code`` is the action's error code (LookAt numbers its codes like
+    OpenContainer), ``step`` where it stopped."""
 
     def __init__(self, code: int, step: str, message: str) -> None:
         super().__init__(message)
@@ -225,7 +226,7 @@ class HsrDriver(Node):
         if not through:
             self._base.publish(Twist())
 
-    def _to_odom(self, frame: str, stamp_s: float | None) -> Transform:
+    def _to_odom(self, frame: str) -> Transform:
         try:
             return self.tf.lookup(self.config.odom_frame, frame, None)
         except TransformError as exc:
@@ -239,7 +240,7 @@ class HsrDriver(Node):
         with self._skill:
             try:
                 target = handle.request.target
-                point = self._to_odom(target.header.frame_id or self.config.odom_frame, None).apply(
+                point = self._to_odom(target.header.frame_id or self.config.odom_frame).apply(
                     np.array([[target.point.x, target.point.y, target.point.z]])
                 )[0]
                 pan, tilt = self._aim_head(handle, (float(point[0]), float(point[1]), float(point[2])))
@@ -299,7 +300,7 @@ class HsrDriver(Node):
                 goal = handle.request
                 motion = self._motion_for(goal)
                 pose = goal.handle.pose
-                to_odom = self._to_odom(goal.handle.header.frame_id or self.config.odom_frame, None)
+                to_odom = self._to_odom(goal.handle.header.frame_id or self.config.odom_frame)
                 p, heading = pose.position, _yaw(pose.orientation)
                 centre, front = to_odom.apply(
                     np.array([[p.x, p.y, p.z], [p.x + math.cos(heading), p.y + math.sin(heading), p.z]])

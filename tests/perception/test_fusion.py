@@ -65,6 +65,11 @@ def test_background_bleed_and_bad_depth_are_removed() -> None:
     bleeding = square(slice(28, 52), slice(38, 62))  # 2 px onto the wall
     keys = mask_voxels(depth, K, camera_at(0.0, 0.0), bleeding, BackprojectionParams())
     assert key_centres(keys, 0.03)[:, 0].max() < 2.1
+    pole = np.full((80, 100), 4.0, dtype=np.float32)
+    pole[10:70, 48:51] = 2.0  # 3 px wide
+    wide_bleed = square(slice(6, 74), slice(44, 55))  # 4 px onto the wall: more wall than pole
+    keys = mask_voxels(pole, K, camera_at(0.0, 0.0), wide_bleed, BackprojectionParams())
+    assert len(keys) and key_centres(keys, 0.03)[:, 0].max() < 2.1  # the pole, not the wall
     too_far = np.full((80, 100), 9.0, dtype=np.float32)
     assert len(mask_voxels(too_far, K, camera_at(0.0, 0.0), bleeding, BackprojectionParams())) == 0
 

@@ -27,7 +27,8 @@ class BackprojectionParams:
         outlier_neighbours: neighbours for statistical outlier removal (0 = off).
         outlier_std_ratio: points beyond mean + ratio * std of neighbour distance are outliers.
         cluster_radius: single-linkage radius that separates an object from background bleed [m].
-        cluster_min_fraction: clusters this fraction of the largest one survive too.
+        cluster_min_fraction: clusters this fraction of the main one's size (holding inner
+            pixels too) survive as well.
         min_voxels: detections with fewer voxels left are discarded.
         floor_z: height of the floor in ``map`` [m].
         floor_clearance: points less than this above the floor are dropped [m] (a mask that
@@ -54,34 +55,40 @@ def mask_voxels(
     mask: NDArray[np.bool_],
     params: BackprojectionParams,
 ) -> NDArray[np.int64]:
-    """Sorted ``map`` voxel keys of one object's mask (empty if too little of it survives)."""
+    """Sorted ``map`` voxel keys of one object's mask (empty if too little of it survives).
+
+    The object is the cluster holding the mask's innermost pixels: background bleed lies at
+    a mask's border, and around a thin object it can be the larger cluster."""
     rows, cols = np.nonzero(mask)
-    if params.erode_px and len(rows):  # erode the mask's bounding box only (a fraction of the image)
-        pad = params.erode_px + 1
-        r0, c0 = max(int(rows.min()) - pad, 0), max(int(cols.min()) - pad, 0)
-        crop = ndimage.binary_erosion(
-            mask[r0 : rows.max() + pad + 1, c0 : cols.max() + pad + 1], iterations=params.erode_px
-        )
-        rows, cols = np.nonzero(crop)
-        rows, cols = rows + r0, cols + c0
+    if not len(rows):
+        return np.empty(0, dtype=np.int64)
+    # distance to the mask's border, on its bounding box only (a fraction of the image)
+    r0, c0 = int(rows.min()), int(cols.min())
+    crop = np.pad(mask[r0 : rows.max() + 1, c0 : cols.max() + 1], 1)
+    inside = ndimage.distance_transform_cdt(crop, metric="taxicab")[1:-1, 1:-1]
+    rows, cols = np.nonzero(inside > params.erode_px)
+    border = inside[rows, cols]
+    rows, cols = rows + r0, cols + c0
     z = depth[rows, cols].astype(np.float64)
     valid = np.isfinite(z) & (z >= params.min_depth) & (z <= params.max_depth)
     if int(valid.sum()) < params.min_voxels:
         return np.empty(0, dtype=np.int64)
-    rows, cols, z = rows[valid], cols[valid], z[valid]
+    rows, cols, z, border = rows[valid], cols[valid], z[valid], border[valid]
     fx, fy, cx, cy = intrinsics
     camera = np.stack([(cols - cx) / fx * z, (rows - cy) / fy * z, z], axis=1)
     points = camera @ t_map_camera[:3, :3].T + t_map_camera[:3, 3]
-    points = points[points[:, 2] >= params.floor_z + params.floor_clearance]
+    above = points[:, 2] >= params.floor_z + params.floor_clearance
+    points, border = points[above], border[above]
     if len(points) < params.min_voxels:
         return np.empty(0, dtype=np.int64)
     keys = voxel_keys(points, params.voxel)
+    core = voxel_keys(points[border >= border.max() - 1], params.voxel)  # the innermost two rings
     if params.outlier_neighbours:
         centres = remove_statistical_outliers(
             key_centres(keys, params.voxel), params.outlier_neighbours, params.outlier_std_ratio
         )
         keys = voxel_keys(centres, params.voxel)
-    keys = main_clusters(keys, params.voxel, params.cluster_radius, params.cluster_min_fraction)
+    keys = main_clusters(keys, params.voxel, params.cluster_radius, params.cluster_min_fraction, core)
     if len(keys) < params.min_voxels:
         return np.empty(0, dtype=np.int64)
     return keys

@@ -58,11 +58,17 @@ def remove_statistical_outliers(
 
 
 def main_clusters(
-    keys: NDArray[np.int64], voxel: float, radius: float, min_fraction: float
+    keys: NDArray[np.int64],
+    voxel: float,
+    radius: float,
+    min_fraction: float,
+    core: NDArray[np.int64] | None = None,
 ) -> NDArray[np.int64]:
-    """Keys of the largest cluster of occupied voxels, plus every cluster at least
+    """Keys of the main cluster of occupied voxels, plus every cluster at least
     ``min_fraction`` of its size (DBSCAN-like, min_samples 1, on the voxel grid: voxels join
-    when the empty gap between them is at most about ``radius`` m)."""
+    when the empty gap between them is at most about ``radius`` m). The main cluster is the
+    one holding most ``core`` keys, or the largest when none is given or none falls in one;
+    the others kept must hold core keys too."""
     if len(keys) < 2:
         return keys
     index = np.stack([(keys >> (2 * _BITS)) & _MASK, (keys >> _BITS) & _MASK, keys & _MASK], axis=1)
@@ -76,5 +82,10 @@ def main_clusters(
         return keys
     of_key = labels[index[:, 0], index[:, 1], index[:, 2]]
     sizes = np.bincount(of_key)
-    kept: NDArray[np.int64] = keys[sizes[of_key] >= max(1.0, min_fraction * sizes.max())]
+    votes = np.bincount(of_key[np.isin(keys, core)], minlength=len(sizes)) if core is not None else sizes
+    if not votes[1:].any():
+        votes = sizes
+    main = int(np.argmax(votes[1:])) + 1
+    keep = (np.arange(len(sizes)) == main) | ((sizes >= min_fraction * sizes[main]) & (votes > 0))
+    kept: NDArray[np.int64] = keys[keep[of_key]]
     return kept

@@ -14,6 +14,7 @@ object any frame showed (what could be seen, not the hidden back of a sofa).
 Rooms: the explorer's map, free cells segmented (:mod:`sg_search.perception.rooms`) and
 named from the clean instances, against the layout's rooms (type accuracy over all regions,
 and over the regions that got a name, i.e. held objects or looked like a corridor).
+A top-down figure per house, ``perception_<scene>.png`` in the working directory.
 Latency: per-frame stage times from the run; and frames at 320x240 and 640x480 from each
 room's centre towards its furniture, fused into maps pre-filled with 50/200/500 instances.
 """
@@ -24,19 +25,21 @@ import math
 import time
 from collections import defaultdict
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
 from sg_search.bench.exploration import TILT, TURN, Explorer
+from sg_search.bench.perception_plot import plot_house
 from sg_search.mapping.occupancy import FREE
 from sg_search.perception.backproject import BackprojectionParams
 from sg_search.perception.cloud import key_centres, voxel_keys
 from sg_search.perception.detection import RgbdImage
 from sg_search.perception.fusion import InstanceMap
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
-from sg_search.perception.rooms import name_rooms, room_match_fraction, segment_rooms
+from sg_search.perception.rooms import RoomSegmentation, name_rooms, room_match_fraction, segment_rooms
 from sg_search.scene_graph.categories import normalise_category
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.mujoco.scene import episode_world, nearest_free
@@ -113,8 +116,11 @@ def score_instances(instances: InstanceMap, truth: Truth) -> dict[str, float]:
     }
 
 
-def score_rooms(explorer: Explorer, world: SimWorld, instances: InstanceMap) -> dict[str, float]:
-    """Room segmentation agreement and room-type accuracy over the explored free cells."""
+def score_rooms(
+    explorer: Explorer, world: SimWorld, instances: InstanceMap
+) -> tuple[dict[str, float], RoomSegmentation, dict[int, str]]:
+    """Room segmentation agreement and room-type accuracy over the explored free cells; the
+    segmentation and the names it was scored on."""
     from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
     from sg_search.reasoning.knowledge.model import KnowledgeModel
     from sg_search.reasoning.knowledge.names import knowledge_text
@@ -141,13 +147,14 @@ def score_rooms(explorer: Explorer, world: SimWorld, instances: InstanceMap) -> 
     ]
     with_objects = [ok for (region, _), ok in zip(mapping.items(), typed, strict=True) if names[region]]
     seen_rooms = {room for room in mapping.values()}
-    return {
+    metrics = {
         "room_cells_match": agreement,
         "room_type_accuracy": float(np.mean(typed)) if typed else math.nan,
         "room_type_accuracy_named": float(np.mean(with_objects)) if with_objects else math.nan,
         "regions": float(segmentation.count),
         "rooms_seen": float(len(seen_rooms)),
     }
+    return metrics, segmentation, names
 
 
 def evaluate_house(episode: Episode) -> dict[str, Any]:
@@ -183,11 +190,17 @@ def evaluate_house(episode: Episode) -> dict[str, Any]:
             explorer.act(0.0, TURN)
         while explorer.steps < STEP_BUDGET and explorer.step_towards():
             pass
-        rooms = score_rooms(explorer, world, maps["clean"])
+        rooms, segmentation, names = score_rooms(explorer, world, maps["clean"])
+        seen = {s: truth.centroid(s) for s in truth.visible()}
+        figure = plot_house(
+            Path(f"perception_{episode.scene}.png"), world.layout, explorer.map.states() == FREE,
+            segmentation, names, maps["clean"].confirmed(), seen,
+        )  # fmt: skip
     row: dict[str, Any] = {"scene": episode.scene, "frames": float(len(stage_ms["total"]))}
     for name, instance_map in maps.items():
         row.update({f"{name}/{k}": v for k, v in score_instances(instance_map, truth).items()})
     row.update(rooms)
+    row["figure"] = str(figure)
     row["stage_ms"] = {k: v for k, v in stage_ms.items()}
     return row
 

@@ -11,7 +11,6 @@ class HsrDriverConfig:
     """See config/sg_search.yaml for the meaning and units of each parameter."""
 
     odom_frame: str = "odom"
-    base_frame: str = "base_footprint"
     control_rate_hz: float = 20.0
     max_linear_mps: float = 0.2
     max_angular_rps: float = 0.5

@@ -8,7 +8,8 @@ and the core library (benchmarks, the CLI). A file maps node names to
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -116,3 +117,11 @@ def _coerce(value: Any, default: Any, where: str) -> Any:
     else:
         return value
     raise ConfigError(f"{where} must be {type(default).__name__}, got {value!r}")
+
+
+def require_positive(config: object, names: Sequence[str], owner: str) -> None:
+    """ValueError naming ``owner`` and the field unless each of ``names`` is a finite number > 0."""
+    for name in names:
+        value = getattr(config, name)
+        if not (math.isfinite(value) and value > 0):
+            raise ValueError(f"{owner} parameter {name} must be a positive finite number, got {value}")

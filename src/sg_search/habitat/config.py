@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from sg_search.config import require_positive
 
 
 @dataclass(frozen=True)
@@ -31,12 +32,12 @@ class HabitatBridgeConfig:
     camera_frame: str = "camera_optical"
 
     def __post_init__(self) -> None:
-        positive = ("hfov_deg", "camera_height_m", "rate_hz", "max_linear_mps", "max_angular_rps",
-                    "cmd_vel_timeout_s", "forward_step_m", "turn_step_deg", "success_distance_m")  # fmt: skip
-        for name in positive:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"habitat_bridge parameter {name} must be a positive number, got {value}")
+        require_positive(
+            self,
+            ("hfov_deg", "camera_height_m", "rate_hz", "max_linear_mps", "max_angular_rps",
+             "cmd_vel_timeout_s", "forward_step_m", "turn_step_deg", "success_distance_m"),
+            "habitat_bridge",
+        )  # fmt: skip
         if self.width < 8 or self.height < 8:
             raise ValueError(
                 f"habitat_bridge image size must be at least 8x8, got {self.width}x{self.height}"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 
+from sg_search.config import require_positive
 from sg_search.perception.backproject import BackprojectionParams
 from sg_search.perception.fusion import FusionParams
 from sg_search.perception.ground_truth import NoiseParams
@@ -62,17 +62,11 @@ class PerceptionConfig:
             raise ValueError(
                 f"perception detector must be one of {', '.join(DETECTORS)}, got {self.detector!r}"
             )
-        for name in (
-            "depth_scale",
-            "sync_slop_s",
-            "tf_timeout_s",
-            "stats_period_s",
-            "voxel",
-            "cluster_radius",
-        ):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"perception parameter {name} must be a positive number, got {value}")
+        require_positive(
+            self,
+            ("depth_scale", "sync_slop_s", "tf_timeout_s", "stats_period_s", "voxel", "cluster_radius"),
+            "perception",
+        )
         if not 0 <= self.min_depth < self.max_depth:
             raise ValueError(
                 f"perception needs 0 <= min_depth < max_depth, got {self.min_depth}, {self.max_depth}"

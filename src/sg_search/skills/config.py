@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from sg_search.config import require_positive
 
 
 @dataclass(frozen=True)
@@ -41,9 +42,6 @@ class HsrDriverConfig:
             "max_handle_distance_m", "position_tolerance_m", "heading_tolerance_rad", "joint_tolerance",
             "head_timeout_s", "arm_timeout_s", "base_timeout_s", "grasp_timeout_s", "pull_timeout_s",
         )  # fmt: skip
-        for name in positive:
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value > 0):
-                raise ValueError(f"hsr_driver parameter {name} must be a positive number, got {value}")
+        require_positive(self, positive, "hsr_driver")
         if self.pull_waypoints < 1:
             raise ValueError(f"hsr_driver pull_waypoints must be >= 1, got {self.pull_waypoints}")

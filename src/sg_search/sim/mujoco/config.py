@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
+from sg_search.config import require_positive
 from sg_search.sim.mujoco.world import CameraConfig
 
 
@@ -34,18 +34,19 @@ class SimBridgeConfig:
     camera_frame: str = "camera_optical"
 
     def __post_init__(self) -> None:
-        positive = {
-            "rate_hz": self.rate_hz,
-            "max_linear_mps": self.max_linear_mps,
-            "max_angular_rps": self.max_angular_rps,
-            "cmd_vel_timeout_s": self.cmd_vel_timeout_s,
-            "reach_m": self.reach_m,
-            "fovy_deg": self.fovy_deg,
-            "max_depth_m": self.max_depth_m,
-        }
-        for name, value in positive.items():
-            if not math.isfinite(value) or value <= 0:
-                raise ValueError(f"sim_bridge parameter {name} must be a positive finite number, got {value}")
+        require_positive(
+            self,
+            (
+                "rate_hz",
+                "max_linear_mps",
+                "max_angular_rps",
+                "cmd_vel_timeout_s",
+                "reach_m",
+                "fovy_deg",
+                "max_depth_m",
+            ),
+            "sim_bridge",
+        )
         if self.width < 8 or self.height < 8:
             raise ValueError(f"sim_bridge image size must be at least 8x8, got {self.width}x{self.height}")
         if self.target_query and self.target_relation not in ("inside", "ontop", "inroom"):

@@ -137,7 +137,10 @@ class InstanceMap:
         self._ids = itertools.count(1)
         self._prefix = id_prefix
         self._rng = np.random.default_rng(0)
-        self._boxes: tuple[list[Instance], NDArray[np.float64], NDArray[np.float64]] | None = None  # cache
+        # cache for candidates(): the instances, their box corners, each one's row
+        self._boxes: (
+            tuple[list[Instance], NDArray[np.float64], NDArray[np.float64], dict[str, int]] | None
+        ) = None
 
     # ------------------------------------------------------------------ per frame
     def integrate(
@@ -172,7 +175,7 @@ class InstanceMap:
                     result.removed.append(other.instance_id)
             self._observe(target, detection, frame_index)
             target.refresh_geometry()
-            self._boxes = None
+            self._update_box(target)
             touched.add(target.instance_id)
             result.assigned.append(target.instance_id)
             spent["match"] += clock() - matched
@@ -230,10 +233,27 @@ class InstanceMap:
         margin = self.backprojection.voxel
         if self._boxes is None:
             listed = list(self.instances.values())
-            self._boxes = (listed, np.array([i.lower for i in listed]), np.array([i.upper for i in listed]))
-        instances, lowers, uppers = self._boxes
+            rows = {i.instance_id: k for k, i in enumerate(listed)}
+            self._boxes = (
+                listed,
+                np.array([i.lower for i in listed]),
+                np.array([i.upper for i in listed]),
+                rows,
+            )
+        instances, lowers, uppers, _ = self._boxes
         hit = np.all(lowers - margin <= upper, axis=1) & np.all(lower <= uppers + margin, axis=1)
         return [instances[k] for k in np.flatnonzero(hit)]
+
+    def _update_box(self, instance: Instance) -> None:
+        """Keep the candidates() cache in step with one instance's new box."""
+        if self._boxes is None:
+            return
+        _, lowers, uppers, rows = self._boxes
+        row = rows.get(instance.instance_id)
+        if row is None:
+            self._boxes = None
+        else:
+            lowers[row], uppers[row] = instance.lower, instance.upper
 
     def _agrees(self, instance: Instance, detection: Detection) -> bool:
         if detection.category == instance.category:

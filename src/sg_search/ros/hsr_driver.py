@@ -28,6 +28,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 
 import numpy as np
 from geometry_msgs.msg import Twist
@@ -278,9 +279,9 @@ class HsrDriver(Node):
         motion = self.motions.get(goal.category, self.default_motion)
         try:
             if goal.opening:
-                motion = OpeningMotion(**{**motion.__dict__, "opening": goal.opening})
+                motion = replace(motion, opening=goal.opening)
             if goal.hinge_side:
-                motion = OpeningMotion(**{**motion.__dict__, "hinge_side": int(goal.hinge_side)})
+                motion = replace(motion, hinge_side=int(goal.hinge_side))
         except MotionError as exc:
             raise SkillAbort(OpenContainer.Result.INVALID_GOAL, "", str(exc)) from None
         return motion

@@ -40,7 +40,7 @@ from sg_search.perception.config import PerceptionConfig
 from sg_search.perception.detection import DetectorError, RgbdImage, check_image
 from sg_search.perception.factory import create_detector
 from sg_search.perception.fusion import Instance, InstanceMap
-from sg_search.ros.conversions import point_to_msg
+from sg_search.ros.conversions import box_to_msg, point_to_msg
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
 from sg_search.ros.tf import create_transform_source
@@ -96,7 +96,7 @@ def instance_to_msg(instance: Instance) -> ObjectObservation:
     votes = instance.ranked_votes()
     centre = (instance.lower + instance.upper) / 2
     box = Box3D(tuple(centre.tolist()), tuple((instance.upper - instance.lower).tolist()))  # type: ignore[arg-type]
-    msg = ObjectObservation(
+    return ObjectObservation(
         instance_id=instance.instance_id,
         category=instance.category,
         confidence=float(instance.confidence_mean),
@@ -105,10 +105,8 @@ def instance_to_msg(instance: Instance) -> ObjectObservation:
         observation_count=instance.observations,
         category_votes=[c for c, _ in votes],
         category_scores=[float(s) for _, s in votes],
+        bbox=box_to_msg(box),
     )
-    msg.bbox.center = point_to_msg(box.center)
-    msg.bbox.size.x, msg.bbox.size.y, msg.bbox.size.z = box.size
-    return msg
 
 
 class Perception(Node):

@@ -65,7 +65,7 @@ def test_observe_only_search_finds_object_when_perception_reports_it() -> None:
     assert outcome.success and outcome.found is not None and outcome.found.id == "p"
     assert outcome.steps == 4
     assert "inside drawer" in outcome.explanation
-    assert [s.phase for s in steps] == ["reason", "reason", "reason", "verify"]
+    assert [s.phase for s in steps] == ["reason", "reason", "reason", "verify", "found"]
     assert {s.target_node_id for s in steps[:3]} <= {"drawer", "b"}
 
 

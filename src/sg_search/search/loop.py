@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from sg_search.reasoning.base import Candidate, Reasoner, ReasonerInput
+from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.scene_graph.categories import query_category
 from sg_search.scene_graph.query import find_nodes
@@ -45,13 +45,15 @@ class SearchParams:
         max_steps: reasoning steps before giving up (NOT_FOUND).
         timeout_s: wall-clock budget [s] (TIMEOUT).
         step_period_s: observe-only wait between steps [s].
-        min_confidence: a goal-category node counts as found at this confidence or above.
+        min_confidence: a goal-category node becomes a candidate at this confidence or above.
+        max_failures: consecutive execution failures before the search gives up (EXECUTION_FAILED).
     """
 
     max_steps: int = 50
     timeout_s: float = 120.0
     step_period_s: float = 0.5
     min_confidence: float = 0.5
+    max_failures: int = 3
 
 
 @dataclass(frozen=True)
@@ -68,11 +70,36 @@ class SearchStep:
 
 @dataclass(frozen=True)
 class ExecutionReport:
-    """What the executor did with a candidate. ``path_length`` in metres."""
+    """What the executor did with a candidate. ``path_length`` in metres; ``code`` is an
+    ExecuteAffordance result code; ``fatal``: the executor or robot is unavailable, so
+    trying another target would fail too."""
 
     success: bool
     path_length: float = 0.0
     message: str = ""
+    code: int = 0
+    fatal: bool = False
+
+
+@dataclass(frozen=True)
+class VerificationReport:
+    """Re-perception of a goal candidate (see :mod:`sg_search.search.verification`)."""
+
+    accepted: bool
+    credibility: float = 1.0
+    observations: int = 0
+    path_length: float = 0.0
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class DecisionRecord:
+    """One reasoning step for the report: the top candidates (id, affordance, utility, reason)."""
+
+    step: int
+    chosen: str
+    explanation: str
+    top: tuple[tuple[str, str, float, str], ...]
 
 
 @dataclass
@@ -86,6 +113,9 @@ class SearchOutcome:
     path_length: float = 0.0
     explanation: str = ""
     trace: list[SearchStep] = field(default_factory=list)
+    decisions: list[DecisionRecord] = field(default_factory=list)
+    rejected_candidates: list[str] = field(default_factory=list)  # goal detections verification refused
+    story: list[str] = field(default_factory=list)  # one line per executed step, for the explanation
 
     @property
     def success(self) -> bool:
@@ -100,15 +130,17 @@ def run_search(
     *,
     params: SearchParams | None = None,
     execute: Callable[[Candidate], ExecutionReport] | None = None,
+    verify: Callable[[SceneNode], VerificationReport] | None = None,
     on_step: Callable[[SearchStep], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     distances: Callable[[], Mapping[str, float]] | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SearchOutcome:
-    """Search for ``query`` until found, out of budget, stuck or stopped.
+    """Search for ``query`` until found (and verified), out of budget, stuck or stopped.
 
     ``distances`` gives geodesic metres from the robot to graph nodes for the reasoner.
+    Without ``verify`` the first goal-category node at ``min_confidence`` is the find.
     """
     params = params or SearchParams()
     try:
@@ -119,6 +151,7 @@ def run_search(
     outcome = SearchOutcome(SearchError.UNKNOWN)
     start = clock()
     rejected: set[str] = set()
+    failures = 0
 
     def report(step: SearchStep) -> None:
         outcome.trace.append(step)
@@ -127,30 +160,17 @@ def run_search(
 
     for step in range(1, params.max_steps + 1):
         outcome.steps = step
-        if should_stop():
-            outcome.error, outcome.message = SearchError.CANCELED, "search canceled"
-            return outcome
-        if clock() - start > params.timeout_s:
-            outcome.error = SearchError.TIMEOUT
-            outcome.message = f"no {category!r} found within {params.timeout_s:.1f} s"
+        if _stopped(outcome, should_stop(), clock() - start, params, category):
             return outcome
         graph = read_graph()
         if graph is None:
             outcome.error, outcome.message = SearchError.GRAPH_UNAVAILABLE, "no scene graph available"
             return outcome
-        found = _visible(graph, category, params)
-        if found is not None:
-            outcome.error, outcome.found = SearchError.NONE, found
-            where = f" in {found.room_id}" if found.room_id else ""
-            parent = (
-                f", {_relation(graph, found)} {found.parent_id}" if found.parent_id != found.room_id else ""
-            )
-            outcome.explanation = (
-                f"found {found.category} ({found.id}){where}{parent} with confidence "
-                f"{found.confidence:.2f} after {step} steps"
-            )
-            report(SearchStep(step, "verify", found.id, 1.0, outcome.explanation, outcome.path_length))
-            return outcome
+        candidate = _visible(graph, category, params, frozenset(outcome.rejected_candidates))
+        if candidate is not None:
+            if _accept(outcome, graph, candidate, step, verify, report):
+                return outcome
+            continue  # rejected: look at the graph again before deciding
         known = distances() if distances is not None else {}
         decision = reasoner.decide(ReasonerInput(graph, query, known, rejected=frozenset(rejected)))
         best = decision.best
@@ -166,33 +186,153 @@ def run_search(
             )
         else:
             outcome.explanation = decision.explanation
+            outcome.decisions.append(_record(step, decision, graph))
             report(SearchStep(step, "reason", best.node_id, best.utility, best.reason, outcome.path_length))
         if execute is None or best is None:
             sleep(params.step_period_s)
             continue
-        result = execute(best)
-        outcome.path_length += result.path_length
-        if not result.success:
+        report(SearchStep(step, _PHASES.get(int(best.affordance), "act"), best.node_id, best.utility))
+        failures = _act(outcome, graph, best, execute(best), failures, report)
+        if failures < 0:
+            return outcome
+        if failures:
             rejected.add(best.node_id)
-            report(
-                SearchStep(step, "recover", best.node_id, best.utility, result.message, outcome.path_length)
-            )
-    graph = read_graph()  # the last action may have revealed it
-    found = _visible(graph, category, params) if graph is not None else None
-    if found is not None:
-        outcome.error, outcome.found = SearchError.NONE, found
-        outcome.explanation = (
-            f"found {found.category} ({found.id}) after the last of {params.max_steps} steps"
-        )
+        if failures >= params.max_failures:
+            outcome.error = SearchError.EXECUTION_FAILED
+            outcome.message = f"{failures} consecutive execution failures; last: {outcome.message}"
+            return outcome
+    return _last_look(outcome, read_graph(), category, params, verify, report)
+
+
+def _last_look(
+    outcome: SearchOutcome,
+    graph: SceneGraph | None,
+    category: str,
+    params: SearchParams,
+    verify: Callable[[SceneNode], VerificationReport] | None,
+    report: Callable[[SearchStep], None],
+) -> SearchOutcome:
+    """After the last step: the last action may have revealed the object."""
+    candidate = (
+        _visible(graph, category, params, frozenset(outcome.rejected_candidates))
+        if graph is not None
+        else None
+    )
+    if (
+        graph is not None
+        and candidate is not None
+        and _accept(outcome, graph, candidate, outcome.steps, verify, report)
+    ):
         return outcome
     outcome.error = SearchError.NOT_FOUND
     outcome.message = f"no {category!r} found within {params.max_steps} steps"
     return outcome
 
 
-def _visible(graph: SceneGraph, category: str, params: SearchParams) -> SceneNode | None:
-    """The most confident object or container of the goal category at or above ``min_confidence``."""
-    hits = [n for n in find_nodes(graph, category) if n.confidence >= params.min_confidence]
+def _stopped(
+    outcome: SearchOutcome, canceled: bool, elapsed_s: float, params: SearchParams, category: str
+) -> bool:
+    """True (outcome set) when the search was canceled or is out of time."""
+    if canceled:
+        outcome.error, outcome.message = SearchError.CANCELED, "search canceled"
+    elif elapsed_s > params.timeout_s:
+        outcome.error = SearchError.TIMEOUT
+        outcome.message = f"no {category!r} found within {params.timeout_s:.1f} s"
+    else:
+        return False
+    return True
+
+
+_PHASES = {1: "navigate", 2: "open", 3: "inspect", 4: "close"}
+
+
+def _act(
+    outcome: SearchOutcome,
+    graph: SceneGraph,
+    best: Candidate,
+    result: ExecutionReport,
+    failures: int,
+    report: Callable[[SearchStep], None],
+) -> int:
+    """Book one execution; the new count of consecutive failures (-1: fatal, outcome set)."""
+    outcome.path_length += result.path_length
+    if result.success:
+        outcome.story.append(_story_line(graph, best))
+        return 0
+    report(
+        SearchStep(outcome.steps, "recover", best.node_id, best.utility, result.message, outcome.path_length)
+    )
+    outcome.message = result.message
+    if result.fatal:
+        outcome.error = SearchError.EXECUTION_FAILED
+        outcome.message = f"the executor cannot act: {result.message}"
+        return -1
+    return failures + 1
+
+
+def _accept(
+    outcome: SearchOutcome,
+    graph: SceneGraph,
+    candidate: SceneNode,
+    step: int,
+    verify: Callable[[SceneNode], VerificationReport] | None,
+    report: Callable[[SearchStep], None],
+) -> bool:
+    """Verify a goal candidate; True (outcome filled in) if accepted, else it is remembered."""
+    report(SearchStep(step, "verify", candidate.id, candidate.confidence, "re-observing the candidate"))
+    check = verify(candidate) if verify is not None else VerificationReport(True, candidate.confidence)
+    outcome.path_length += check.path_length
+    if not check.accepted:
+        outcome.rejected_candidates.append(candidate.id)
+        outcome.story.append(f"rejected {candidate.category} {candidate.id}: {check.message}")
+        report(
+            SearchStep(step, "recover", candidate.id, check.credibility, check.message, outcome.path_length)
+        )
+        return False
+    found = graph.get(candidate.id) or candidate
+    outcome.error, outcome.found = SearchError.NONE, found
+    where = f" in {found.room_id}" if found.room_id else ""
+    parent = (
+        f", {_relation(graph, found)} {found.parent_id}" if found.parent_id not in ("", found.room_id) else ""
+    )
+    verified = f"; {check.message}" if check.message else ""
+    path = "; ".join(outcome.story[-6:])
+    outcome.explanation = (
+        f"found {found.category} ({found.id}){where}{parent} after {step} steps{verified}"
+        + (f". Path: {path}" if path else "")
+    )
+    report(SearchStep(step, "found", found.id, check.credibility, outcome.explanation, outcome.path_length))
+    return True
+
+
+def _record(step: int, decision: Decision, graph: SceneGraph) -> DecisionRecord:
+    top = tuple(
+        (c.node_id, c.affordance.name.lower(), float(c.utility), c.reason) for c in decision.ranked[:3]
+    )
+    chosen = decision.best.node_id if decision.best else ""
+    return DecisionRecord(step, chosen, decision.explanation, top)
+
+
+def _story_line(graph: SceneGraph, candidate: Candidate) -> str:
+    """'opened cabinet_3 in kitchen (0.75: p(plate in kitchen) ...)'."""
+    node = graph.get(candidate.node_id)
+    what = f"{node.category or node.kind} {node.id}" if node is not None else candidate.node_id
+    room = graph.get(node.room_id) if node is not None and node.room_id else None
+    where = f" in the {room.category}" if room is not None and room.category else ""
+    verb = {1: "went to", 2: "opened", 3: "inspected", 4: "closed"}.get(int(candidate.affordance), "acted on")
+    return f"{verb} {what}{where} ({candidate.utility:.2f}: {candidate.reason})"
+
+
+def _visible(
+    graph: SceneGraph, category: str, params: SearchParams, rejected: frozenset[str] = frozenset()
+) -> SceneNode | None:
+    """The most confident object or container of the goal category at or above
+    ``min_confidence`` that verification has not rejected."""
+    hits = [
+        n
+        for n in find_nodes(graph, category)
+        if n.confidence >= params.min_confidence and n.id not in rejected
+    ]
     return next((n for n in hits if n.kind in ("object", "container")), None)
 
 

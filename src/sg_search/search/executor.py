@@ -1,0 +1,133 @@
+"""The affordance executor: what to do with a chosen node, in terms of the robot's skills.
+
+A reasoner picks (node, affordance); the executor turns that into skills and keeps the
+graph's node states honest: NAVIGATE drives to a frontier or into a room (the room becomes
+EXPLORED); OPEN approaches within reach, opens, marks the container OPEN and looks inside;
+INSPECT approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE
+approaches, closes and marks it CLOSED. Navigation is retried once when the skill says a
+retry is safe (a re-plan, not a manipulation); manipulation is never retried blindly.
+
+The skills themselves are injected: the embedded simulator's (:mod:`sg_search.search.embodied`)
+or the ROS node's (planner action, simulator services or the HSR driver). Result codes equal
+the ExecuteAffordance action's constants.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Protocol
+
+from sg_search.reasoning.base import Candidate, SkillAffordance
+from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
+from sg_search.search.loop import ExecutionReport
+
+
+class ExecutorError(IntEnum):
+    """Result codes; the values equal ExecuteAffordance's constants."""
+
+    NONE = 0
+    UNKNOWN = 1
+    UNKNOWN_NODE = 2
+    NOT_AFFORDED = 3
+    NAVIGATION_FAILED = 4
+    MANIPULATION_FAILED = 5
+    TIMEOUT = 6
+    CANCELED = 7
+
+
+@dataclass(frozen=True)
+class SkillResult:
+    """One skill's outcome; ``path_length`` in metres; ``retryable``: trying again is safe."""
+
+    success: bool
+    path_length: float = 0.0
+    message: str = ""
+    retryable: bool = False
+    code: ExecutorError = ExecutorError.NONE
+
+
+class Skills(Protocol):
+    """What a robot (or simulator) offers the executor. ``purpose`` of a navigation:
+    "explore" (a frontier or room), "view" (the best viewpoint of an object), "reach"
+    (close enough to manipulate it)."""
+
+    def navigate(self, node: SceneNode, purpose: str) -> SkillResult:
+        """Drive for ``purpose`` to ``node``."""
+        ...
+
+    def open(self, node: SceneNode) -> SkillResult:
+        """Open a container within reach."""
+        ...
+
+    def close(self, node: SceneNode) -> SkillResult:
+        """Close a container within reach."""
+        ...
+
+    def look(self, node: SceneNode) -> SkillResult:
+        """Point the camera at the node and let perception observe it."""
+        ...
+
+    def set_state(self, node_id: str, state: NodeState) -> None:
+        """Record the node's new state in the scene graph."""
+        ...
+
+
+class AffordanceExecutor:
+    """Runs one candidate's affordance through :class:`Skills` (module docstring)."""
+
+    def __init__(self, skills: Skills, navigation_retries: int = 1) -> None:
+        self.skills = skills
+        self.navigation_retries = navigation_retries
+
+    def execute(self, candidate: Candidate, graph: SceneGraph) -> ExecutionReport:
+        """Do ``candidate.affordance`` on its node; the report says what failed."""
+        node = graph.get(candidate.node_id)
+        if node is None:
+            return _failed(ExecutorError.UNKNOWN_NODE, f"no node {candidate.node_id!r} in the scene graph")
+        affordance = candidate.affordance
+        if affordance == SkillAffordance.NAVIGATE:
+            result = self._navigate(node, "explore")
+            if result.success and node.layer == Layer.ROOM:
+                self.skills.set_state(node.id, NodeState.EXPLORED)
+            return _report(result, ExecutorError.NAVIGATION_FAILED)
+        if affordance in (SkillAffordance.OPEN, SkillAffordance.CLOSE):
+            reach = self._navigate(node, "reach")
+            if not reach.success:
+                return _report(reach, ExecutorError.NAVIGATION_FAILED)
+            opening = affordance == SkillAffordance.OPEN
+            done = self.skills.open(node) if opening else self.skills.close(node)
+            if not done.success:
+                return _report(done, ExecutorError.MANIPULATION_FAILED, reach.path_length)
+            self.skills.set_state(node.id, NodeState.OPEN if opening else NodeState.CLOSED)
+            if opening:
+                self.skills.look(node)
+            return ExecutionReport(True, reach.path_length + done.path_length, done.message)
+        if affordance == SkillAffordance.INSPECT:
+            view = self._navigate(node, "view")
+            if not view.success:
+                return _report(view, ExecutorError.NAVIGATION_FAILED)
+            looked = self.skills.look(node)
+            self.skills.set_state(node.id, NodeState.EXPLORED)
+            return ExecutionReport(True, view.path_length + looked.path_length, looked.message)
+        return _failed(ExecutorError.NOT_AFFORDED, f"affordance {affordance!r} is not supported")
+
+    def _navigate(self, node: SceneNode, purpose: str) -> SkillResult:
+        travelled = 0.0
+        for _ in range(self.navigation_retries + 1):
+            result = self.skills.navigate(node, purpose)
+            travelled += result.path_length
+            if result.success or not result.retryable:
+                break
+        return SkillResult(result.success, travelled, result.message, result.retryable, result.code)
+
+
+def _report(result: SkillResult, default: ExecutorError, before_m: float = 0.0) -> ExecutionReport:
+    if result.success:
+        return ExecutionReport(True, before_m + result.path_length, result.message)
+    code = result.code if result.code != ExecutorError.NONE else default
+    return ExecutionReport(False, before_m + result.path_length, result.message, int(code))
+
+
+def _failed(code: ExecutorError, message: str) -> ExecutionReport:
+    return ExecutionReport(False, 0.0, message, int(code))

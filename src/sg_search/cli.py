@@ -55,7 +55,11 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--workers", type=int, default=1, help="parallel processes")
     bench.add_argument("--json", type=Path, default=None, help="write machine-readable results here")
     bench.add_argument(
-        "--agents", default="", help="comma-separated agents, for benchmarks that compare them"
+        "--agents",
+        "--reasoner",
+        dest="agents",
+        default="",
+        help="comma-separated agents/reasoners, for benchmarks that compare them",
     )
     bench.add_argument(
         "--episodes-file", default="", help="JSON-lines episodes (symbolic), instead of drawn ones"

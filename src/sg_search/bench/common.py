@@ -101,6 +101,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.planner",
         "map/frontier/distance-field timing (800x800), geodesic accuracy, VVD",
     ),
+    "closed-loop": (
+        "sg_search.bench.closed_loop",
+        "the whole stack per MuJoCo episode (perceive, map, reason, open, verify): SR, SPL, SoftSPL",
+    ),
     "dds-images": ("sg_search.bench.dds_images", "640x480 RGB-D at 30 Hz across processes (needs ROS)"),
 }
 

@@ -15,7 +15,7 @@ Houses: the test split's scenes (layout seed 0), or ``--episodes`` of them.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ class Explorer:
         fx, fy, cx, cy = world.camera.intrinsics()
         self.intrinsics = CameraIntrinsics(fx, fy, cx, cy)
         self.steps = 0
+        self.budget = STEP_BUDGET  # actions in all
         self.idle_turns = 0  # turns in place that found nothing reachable
         self.failures: dict[tuple[float, float], int] = {}  # frontier goal -> failed attempts
 
@@ -84,7 +85,7 @@ class Explorer:
 
     def turn_towards(self, heading: float) -> None:
         """30-degree turns until within 15 degrees of ``heading``."""
-        while self.steps < STEP_BUDGET:
+        while self.steps < self.budget:
             error = math.atan2(math.sin(heading - self.world.pose[2]), math.cos(heading - self.world.pose[2]))
             if abs(error) <= TURN / 2:
                 return
@@ -93,7 +94,7 @@ class Explorer:
     def _stuck(self) -> bool:
         """True after a full turn in place found nothing reachable (or the budget is spent)."""
         self.idle_turns += 1
-        return self.idle_turns > 12 or self.steps >= STEP_BUDGET
+        return self.idle_turns > 12 or self.steps >= self.budget
 
     def _failed(self, goal: tuple[float, float]) -> None:
         self.failures[goal] = self.failures.get(goal, 0) + 1
@@ -123,21 +124,63 @@ class Explorer:
         except PlanningError:
             self._failed(goal)
             return True
-        progress = False
+        status = self._follow(path)
+        if status == "blocked" or status == "stalled":
+            self._failed(goal)
+        return True
+
+    def _follow(self, path: np.ndarray) -> str:
+        """Drive along ``path`` for at most REPLAN_EVERY forward moves: "arrived", "replan",
+        "blocked" (a move was stopped) or "stalled" (no forward move was needed or possible)."""
+        moves = 0
         for wx, wy in path[1:]:
             x, y, _ = self.world.pose
             self.turn_towards(math.atan2(wy - y, wx - x))
-            while math.dist((x, y), (wx, wy)) > 0.125 and self.steps < STEP_BUDGET:
+            while math.dist((x, y), (wx, wy)) > 0.125 and self.steps < self.budget:
                 if not self.act(min(0.25, math.dist((x, y), (wx, wy))), 0.0):
-                    self._failed(goal)
-                    return True
-                progress = True
+                    return "blocked"
+                moves += 1
                 x, y, _ = self.world.pose
                 if self.steps % REPLAN_EVERY == 0:
-                    return True
-        if not progress:
-            self._failed(goal)
-        return True
+                    return "replan"
+        return "arrived" if moves else "stalled"
+
+    def fields(self) -> Iterator[tuple[np.ndarray, DistanceField]]:
+        """(traversable cells, distance field from the base) over the map, safest clearance
+        first (PLANNERS); levels whose field cannot be built are skipped."""
+        states = self.map.states()
+        for params in PLANNERS:
+            free = traversable(states, self.spec, params)
+            try:
+                yield free, DistanceField(free, self.spec, self.world.pose[:2], params)
+            except PlanningError:
+                continue
+
+    def path_to(self, goal: tuple[float, float]) -> np.ndarray | None:
+        """A path [m] over the map from the base to ``goal`` (the safest clearance that reaches
+        it), or None."""
+        for _, field in self.fields():
+            try:
+                return field.path_to(goal)
+            except PlanningError:
+                continue
+        return None
+
+    def drive_to(self, goal: tuple[float, float], tolerance: float, max_actions: int) -> bool:
+        """Plan and follow, re-planning as the map grows, until within ``tolerance`` [m] of
+        ``goal``; False when no path is left, it is blocked three times or out of actions."""
+        start, blocked = self.steps, 0
+        while self.steps - start < max_actions and self.steps < self.budget:
+            if math.dist(self.world.pose[:2], goal) <= tolerance:
+                return True
+            path = self.path_to(goal)
+            if path is None:
+                return False
+            status = self._follow(path)
+            blocked += status in ("blocked", "stalled")
+            if blocked >= MAX_FAILURES:
+                break
+        return math.dist(self.world.pose[:2], goal) <= tolerance
 
 
 def reachable_truth(world: SimWorld, start: tuple[float, float]) -> np.ndarray:

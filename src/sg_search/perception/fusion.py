@@ -33,6 +33,8 @@ from numpy.typing import NDArray
 from sg_search.perception.backproject import BackprojectionParams, mask_voxels
 from sg_search.perception.cloud import key_centres, neighbourhood_hits
 from sg_search.perception.detection import Detection
+from sg_search.scene_graph.model import Box3D
+from sg_search.scene_graph.observations import ObjectInstance
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,18 @@ class Instance:
     def confidence_mean(self) -> float:
         """Mean detector confidence over the observations."""
         return self.confidence_sum / max(self.observations, 1)
+
+    def as_object_instance(self) -> ObjectInstance:
+        """What the scene graph takes: category, mean confidence, centroid and box [m]."""
+        centre = (self.lower + self.upper) / 2
+        return ObjectInstance(
+            self.instance_id,
+            self.category,
+            float(self.confidence_mean),
+            (float(self.centroid[0]), float(self.centroid[1]), float(self.centroid[2])),
+            Box3D(tuple(centre.tolist()), tuple((self.upper - self.lower).tolist())),  # type: ignore[arg-type]
+            max(1, self.observations),
+        )
 
     def ranked_votes(self) -> list[tuple[str, float]]:
         """(category, accumulated confidence), best first."""

@@ -98,3 +98,29 @@ def select_viewpoints(
             out.append(Viewpoint((float(x), float(y)), yaw, score, path))
     out.sort(key=lambda vp: (-vp.score, vp.distance))
     return out
+
+
+def box_viewpoints(
+    centre: NDArray[np.float64],
+    size: NDArray[np.float64],
+    states: NDArray[np.int8],
+    free: NDArray[np.bool_],
+    spec: GridSpec,
+    params: ViewpointParams,
+    distance: NDArray[np.float64] | None = None,
+    obstacle_heights: tuple[float, float] = (0.1, 1.5),
+) -> list[Viewpoint]:
+    """Viewpoints of a scene-graph node's box (centre and full size [m], ``map``): its 27
+    corner/edge/centre points are the targets; the scene is the map's occupied cells within
+    3 m, extruded over ``obstacle_heights`` [m], minus the box itself."""
+    from sg_search.mapping.occupancy import OCCUPIED
+
+    half = np.asarray(size, dtype=float) / 2.0
+    grid = np.stack(np.meshgrid(*([np.linspace(-1.0, 1.0, 3)] * 3)), axis=-1).reshape(-1, 3)
+    target = np.asarray(centre, dtype=float) + grid * half
+    xy = spec.to_metres(np.argwhere(states == OCCUPIED))
+    near = xy[np.linalg.norm(xy - np.asarray(centre)[:2], axis=1) < 3.0]
+    heights = np.arange(obstacle_heights[0], obstacle_heights[1], spec.resolution * 4)
+    scene = np.array([[x, y, z] for x, y in near for z in heights]).reshape(-1, 3)
+    inside = np.all(np.abs(scene - centre) <= half + spec.resolution, axis=1)
+    return select_viewpoints(target, scene[~inside], free, spec, params, distance)

@@ -30,11 +30,11 @@ from sg_search_interfaces.srv import GetGeodesicDistances, GetSceneGraph
 
 from sg_search.geometry import TransformError
 from sg_search.mapping.frontiers import FrontierExtractor, FrontierSegment
-from sg_search.mapping.occupancy import OCCUPIED, CameraIntrinsics, OccupancyMap
+from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.follower import FollowStatus, PathFollower, Pose2D
 from sg_search.planning.geodesic import DistanceField, PlanningError, path_length, traversable
-from sg_search.planning.viewpoints import select_viewpoints
+from sg_search.planning.viewpoints import box_viewpoints
 from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
@@ -231,26 +231,15 @@ class FrontierPlanner(Node):
         if node is None:
             raise GoalError(NavigateTo.Result.UNKNOWN_NODE, f"unknown node {node_id!r}")
         centre = np.array([node.position.x, node.position.y, node.position.z])
-        half = np.array([node.bbox.size.x, node.bbox.size.y, node.bbox.size.z]) / 2.0
-        grid = np.stack(np.meshgrid(*([np.linspace(-1.0, 1.0, 3)] * 3)), axis=-1).reshape(-1, 3)
-        target = centre + grid * half
+        size = np.array([node.bbox.size.x, node.bbox.size.y, node.bbox.size.z])
         with self._lock:
             states = self.map.states()
             free, field = self._free, self.field
-        cells = np.argwhere(states == OCCUPIED)
-        xy = self.spec.to_metres(cells)
-        near = np.linalg.norm(xy - centre[:2], axis=1) < 3.0
-        heights = np.arange(self.config.obstacle_min_z, self.config.obstacle_max_z, self.spec.resolution * 4)
-        scene = np.array([[x, y, z] for x, y in xy[near] for z in heights]).reshape(-1, 3)
-        inside = np.all(np.abs(scene - centre) <= half + self.spec.resolution, axis=1)
-        views = select_viewpoints(
-            target,
-            scene[~inside],
-            free,
-            self.spec,
-            self.config.viewpoints(),
-            field.distance if field else None,
-        )
+        c = self.config
+        views = box_viewpoints(
+            centre, size, states, free, self.spec, c.viewpoints(), field.distance if field else None,
+            (c.obstacle_min_z, c.obstacle_max_z),
+        )  # fmt: skip
         if not views:
             raise GoalError(NavigateTo.Result.NO_VALID_PATH, f"no reachable viewpoint around {node_id!r}")
         return views[0].xy

@@ -45,7 +45,6 @@ from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
 from sg_search.ros.tf import create_transform_source
 from sg_search.scene_graph.categories import normalise_category
-from sg_search.scene_graph.model import Box3D
 
 SENSOR_QOS = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
 LATCHED = QoSProfile(
@@ -93,19 +92,19 @@ def instance_from_msg(msg: Image) -> NDArray[np.int32]:
 
 def instance_to_msg(instance: Instance) -> ObjectObservation:
     """A fused instance with its evidence."""
+    core = instance.as_object_instance()
     votes = instance.ranked_votes()
-    centre = (instance.lower + instance.upper) / 2
-    box = Box3D(tuple(centre.tolist()), tuple((instance.upper - instance.lower).tolist()))  # type: ignore[arg-type]
+    assert core.bbox is not None
     return ObjectObservation(
-        instance_id=instance.instance_id,
-        category=instance.category,
-        confidence=float(instance.confidence_mean),
-        centroid=point_to_msg(tuple(instance.centroid.tolist())),  # type: ignore[arg-type]
+        instance_id=core.instance_id,
+        category=core.category,
+        confidence=core.confidence,
+        centroid=point_to_msg(core.centroid),
         point_count=len(instance.keys),
-        observation_count=instance.observations,
+        observation_count=core.observation_count,
         category_votes=[c for c, _ in votes],
         category_scores=[float(s) for _, s in votes],
-        bbox=box_to_msg(box),
+        bbox=box_to_msg(core.bbox),
     )
 
 

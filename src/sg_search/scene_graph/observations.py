@@ -151,11 +151,12 @@ def _node_for(
     )
     parent_id = holder.id if holder else room_id
     affordances = Affordance.NAVIGABLE | Affordance.INSPECTABLE
-    state = NodeState.UNKNOWN
+    # The search owns states once set (opened, explored); perception only creates them.
+    state = old.state if old is not None else NodeState.UNKNOWN
     kind = "object"
     if category in params.openable_categories:
         affordances |= Affordance.OPENABLE | Affordance.RECEPTACLE
-        state = old.state if old is not None else NodeState.CLOSED
+        state = old.state if old is not None and old.state != NodeState.UNKNOWN else NodeState.CLOSED
         kind = "container"
     elif category in params.receptacle_categories:
         affordances |= Affordance.RECEPTACLE | Affordance.SURFACE

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sg_search.search.loop import SearchParams
+from sg_search.search.verification import CredibilityParams
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,14 @@ class ReasonerNodeConfig:
     timeout_s: float = 120.0
     step_period_s: float = 0.5
     min_confidence: float = 0.5
+    max_failures: int = 5
+    verify: bool = True
+    verify_threshold: float = 0.8
+    verify_max_observations: int = 10
+    verify_context_floor: float = 0.3
+    verify_context_radius_m: float = 3.0
+    verify_min_distance_m: float = 1.0
+    verify_observation_timeout_s: float = 3.0
     executor_action: str = "execute_affordance"
     executor_wait_s: float = 0.5
     execute_timeout_s: float = 300.0
@@ -45,4 +54,15 @@ class ReasonerNodeConfig:
             timeout_s=timeout_s or self.timeout_s,
             step_period_s=self.step_period_s,
             min_confidence=self.min_confidence,
+            max_failures=self.max_failures,
+        )
+
+    def credibility(self) -> CredibilityParams:
+        """Verification of goal candidates (SG-Nav re-perception)."""
+        return CredibilityParams(
+            threshold=self.verify_threshold,
+            max_observations=self.verify_max_observations,
+            context_floor=self.verify_context_floor,
+            context_radius_m=self.verify_context_radius_m,
+            min_distance_m=self.verify_min_distance_m,
         )

@@ -53,7 +53,7 @@ class SearchParams:
     timeout_s: float = 120.0
     step_period_s: float = 0.5
     min_confidence: float = 0.5
-    max_failures: int = 3
+    max_failures: int = 5
 
 
 @dataclass(frozen=True)

@@ -227,6 +227,23 @@ class SimWorld:
         if open_ and not was_open:
             self.opens += 1
 
+    def openable_near(self, x: float, y: float, z: float, tolerance_m: float = 0.3) -> str | None:
+        """The openable container whose box is nearest (x, y, z) [m], if within ``tolerance_m``:
+        how a perceived container (the robot's own id and box) finds its handle in the world."""
+        best, best_gap = None, tolerance_m
+        for item in self.layout.furniture:
+            if item.furniture_id not in self.spec.openable:
+                continue
+            gap = math.hypot(
+                *(
+                    max(abs(p - c) - s / 2, 0.0)
+                    for p, c, s in zip((x, y, z), item.center, item.size, strict=True)
+                )
+            )
+            if gap <= best_gap:
+                best, best_gap = item.furniture_id, gap
+        return best
+
     def close_all(self) -> None:
         """Close every container (an episode reset; no reach check)."""
         for joint in self.spec.openable.values():

@@ -1,0 +1,120 @@
+"""Closed-loop object search in the MuJoCo houses (``sg-search bench closed-loop``).
+
+Per episode (test split by default, typical placements) the whole pipeline of
+:mod:`sg_search.search.embodied` runs: render, detect (ground truth, SCOUT's setting),
+fuse, map, segment and name rooms, reason, navigate/open/inspect, verify. Each reasoner
+named by ``--reasoner`` (comma-separated) runs the same episodes. Success is ObjectNav's:
+the search stopped with a verified find and the target is in view within 1 m of the base
+at that moment; SPL and SoftSPL against the start's geodesic distance to the success region
+(:mod:`sg_search.sim.metrics`). An episode ends when the search ends or after
+``embodied.max_actions`` actions (out of budget counts as not found).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
+from sg_search.reasoning import create_reasoner
+from sg_search.search.embodied import EmbodiedEpisode, StackConfig
+from sg_search.search.executor import AffordanceExecutor
+from sg_search.search.loop import SearchOutcome, run_search
+from sg_search.sim.episodes import Episode, make_episodes
+from sg_search.sim.metrics import EpisodeRun
+
+DEFAULT_REASONERS = "scout,nearest"
+MAX_DECISIONS = 400  # the action budget ends episodes first
+
+
+def search_episode(env: EmbodiedEpisode, reasoner_name: str) -> SearchOutcome:
+    """Look around, then run the search loop with the embodied skills and verification."""
+    config = env.config.reasoner
+    reasoner = create_reasoner(reasoner_name, config.reasoner_params())
+    reasoner.warm_up()
+    executor = AffordanceExecutor(env)
+    env.look_around()
+    return run_search(
+        env.episode.query,
+        reasoner,
+        env.read_graph,
+        params=config.search_params(MAX_DECISIONS, math.inf),
+        execute=lambda candidate: executor.execute(candidate, env.graph),
+        verify=(lambda node: env.verify(node, node.category)) if config.verify else None,
+        distances=env.distances,
+        should_stop=lambda: env.explorer.steps >= env.explorer.budget,
+    )
+
+
+def run_episode(episode: Episode, reasoner_name: str) -> dict[str, Any]:
+    """One episode with one reasoner: ObjectNav metrics and search counters."""
+    with EmbodiedEpisode(episode, StackConfig.load()) as env:
+        run = EpisodeRun(env.world, "target")
+        outcome = search_episode(env, reasoner_name)
+        metrics = run.result()
+        stopped = outcome.success
+        row: dict[str, Any] = {
+            "scene": episode.scene,
+            "query": episode.query,
+            "relation": episode.relation,
+            "reasoner": reasoner_name,
+            "end": "BUDGET"
+            if env.explorer.steps >= env.explorer.budget and not stopped
+            else outcome.error.name,
+            **metrics,
+            "success": float(stopped and metrics["success"] > 0),
+            "decisions": float(outcome.steps),
+            "false_positives_rejected": float(len(outcome.rejected_candidates)),
+            "frames": float(env.frames),
+        }
+        row["SPL"] = row["SPL"] if row["success"] else 0.0
+        return row
+
+
+def _nth(episodes: tuple[Episode, ...], reasoners: tuple[str, ...], first: int, seed: int) -> dict[str, Any]:
+    index = seed - first
+    return run_episode(episodes[index // len(reasoners)], reasoners[index % len(reasoners)])
+
+
+def run(options: BenchOptions) -> BenchReport:
+    """``options.episodes`` test episodes per reasoner in ``options.agents``."""
+    split = "test" if options.split == "all" else options.split
+    reasoners = tuple(a.strip() for a in (options.agents or DEFAULT_REASONERS).split(",") if a.strip())
+    for name in reasoners:
+        create_reasoner(name)  # an unknown name fails before any episode runs
+    episodes, _ = make_episodes(split, options.episodes, seed=options.seed)
+    runs = BenchOptions(**{**options.__dict__, "episodes": len(episodes) * len(reasoners)})
+    rows = map_episodes(partial(_nth, tuple(episodes), reasoners, options.seed), runs, "closed-loop")
+    summary: dict[str, float] = {"episodes": float(len(episodes))}
+    lines = [
+        f"closed-loop search, {split} split, {len(episodes)} episodes per reasoner (seed {options.seed})",
+        f"{'reasoner':<12} {'SR':>6} {'SPL':>6} {'SoftSPL':>8} {'actions':>8} {'decisions':>9} "
+        f"{'opened':>7} {'FP rej.':>8} {'wall s':>7}",
+    ]
+    for name in reasoners:
+        mine = [r for r in rows if r["reasoner"] == name]
+        means = {
+            k: float(np.mean([r[k] for r in mine]))
+            for k in (
+                "success",
+                "SPL",
+                "SoftSPL",
+                "steps",
+                "decisions",
+                "opened",
+                "false_positives_rejected",
+                "wall_s",
+            )
+        }
+        summary.update({f"{name}/{k}": v for k, v in means.items()})
+        lines.append(
+            f"{name:<12} {means['success']:6.3f} {means['SPL']:6.3f} {means['SoftSPL']:8.3f} "
+            f"{means['steps']:8.1f} {means['decisions']:9.1f} {means['opened']:7.2f} "
+            f"{means['false_positives_rejected']:8.2f} {means['wall_s']:7.1f}"
+        )
+    report = BenchReport("closed-loop", options, summary, rows)
+    report.text = "\n".join(lines)
+    return report

@@ -8,6 +8,9 @@ is running; otherwise the search is observe-only (see sg_search.search.loop).
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
@@ -18,12 +21,15 @@ from sg_search_interfaces.msg import TargetScore
 from sg_search_interfaces.srv import SelectTarget
 
 from sg_search.reasoning import Candidate, ReasonerInput, create_reasoner
+from sg_search.reasoning.base import SkillAffordance
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.params import declare_config
-from sg_search.search import ExecutionReport, SearchError, SearchStep, run_search
+from sg_search.scene_graph import SceneNode
+from sg_search.search import ExecutionReport, SearchError, SearchStep, VerificationReport, run_search
 from sg_search.search.config import ReasonerNodeConfig
+from sg_search.search.verification import Credibility, Verdict, context_support, goal_confidence
 
 
 class ReasonerNode(Node):
@@ -36,6 +42,7 @@ class ReasonerNode(Node):
         create_reasoner(self.config.default_reasoner, self.config.reasoner_params()).warm_up()
         self._mirror = GraphMirror(self)
         self._busy = threading.Lock()
+        self._knowledge: Any = None
         actions = ReentrantCallbackGroup()
         self._executor_client = ActionClient(
             self, ExecuteAffordance, self.config.executor_action, callback_group=actions
@@ -102,14 +109,21 @@ class ReasonerNode(Node):
                 )
             )
 
+        def stop() -> bool:
+            return bool(handle.is_cancel_requested or not handle.is_active)
+
+        verify = None
+        if execute is not None and self.config.verify:
+            verify = lambda node: self._verify(node, stop)  # noqa: E731
         outcome = run_search(
             goal.query,
             reasoner,
             self._mirror.copy,
             params=self.config.search_params(goal.max_steps, goal.timeout_s),
-            execute=execute,
+            execute=(lambda candidate: self._execute_candidate(candidate, stop)) if execute else None,
+            verify=verify,
             on_step=on_step,
-            should_stop=lambda: handle.is_cancel_requested or not handle.is_active,
+            should_stop=stop,
         )
         result.success = outcome.success
         result.error_code = int(outcome.error)
@@ -135,17 +149,74 @@ class ReasonerNode(Node):
         )
         return result
 
-    def _execute_candidate(self, candidate: Candidate) -> ExecutionReport:
+    def _execute_candidate(self, candidate: Candidate, stop: Callable[[], bool]) -> ExecutionReport:
+        """One ExecuteAffordance goal; cancelled with the search; fatal if the executor is gone
+        or reports that a skill server is (UNAVAILABLE)."""
+        client = self._executor_client
         goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
-        handle = wait_future(self._executor_client.send_goal_async(goal), self.config.executor_wait_s + 5.0)
+        handle = wait_future(client.send_goal_async(goal), self.config.executor_wait_s + 5.0)
         if handle is None or not handle.accepted:
-            return ExecutionReport(False, message=f"executor refused {candidate.node_id}")
-        response = wait_future(handle.get_result_async(), self.config.execute_timeout_s)
-        if response is None:
-            handle.cancel_goal_async()
-            return ExecutionReport(False, message=f"executor timed out on {candidate.node_id}")
-        result = response.result
-        return ExecutionReport(result.error_code == 0, message=result.error_msg)
+            return ExecutionReport(
+                False, message=f"executor refused {candidate.node_id}", fatal=handle is None
+            )
+        future = handle.get_result_async()
+        deadline = time.monotonic() + self.config.execute_timeout_s
+        while not future.done():
+            if stop():
+                wait_future(handle.cancel_goal_async(), 2.0)
+                wait_future(future, 5.0)
+                return ExecutionReport(False, message="canceled")
+            if not client.server_is_ready():
+                return ExecutionReport(False, message="the affordance executor stopped answering", fatal=True)
+            if time.monotonic() > deadline:
+                handle.cancel_goal_async()
+                return ExecutionReport(False, message=f"executor timed out on {candidate.node_id}")
+            time.sleep(0.05)
+        result = future.result().result
+        return ExecutionReport(
+            result.error_code == 0,
+            message=result.error_msg,
+            code=int(result.error_code),
+            fatal=result.error_code == ExecuteAffordance.Result.UNAVAILABLE,
+        )
+
+    def _verify(self, candidate: SceneNode, stop: Callable[[], bool]) -> VerificationReport:
+        """Approach and look (INSPECT), then count perception's re-observations of the
+        candidate into its credibility (sg_search.search.verification)."""
+        params = self.config.credibility()
+        credibility = Credibility(candidate.id, params)
+        approach = self._execute_candidate(Candidate(candidate.id, SkillAffordance.INSPECT), stop)
+        if approach.fatal:
+            return VerificationReport(False, 0.0, 0, approach.path_length, approach.message)
+        last = candidate.frame_ids[-1] if candidate.frame_ids else -1
+        while credibility.verdict == Verdict.PENDING and not stop():
+            node, deadline = None, time.monotonic() + self.config.verify_observation_timeout_s
+            while time.monotonic() < deadline and not stop():
+                graph = self._mirror.copy()
+                node = graph.get(candidate.id) if graph is not None else None
+                if node is not None and node.frame_ids and node.frame_ids[-1] > last:
+                    last = node.frame_ids[-1]
+                    break
+                node = None
+                time.sleep(0.1)
+            graph = self._mirror.copy()
+            context = (
+                context_support(graph, node or candidate, candidate.category, self._cooccurrence, params)
+                if graph
+                else params.context_floor
+            )
+            credibility.add(goal_confidence(node, candidate.category), context)
+        accepted = credibility.verdict == Verdict.ACCEPTED
+        return VerificationReport(
+            accepted, credibility.total, len(credibility.scores), approach.path_length, credibility.summary()
+        )
+
+    def _cooccurrence(self, labels: Sequence[str], goal: str) -> list[float]:
+        if self._knowledge is None:
+            from sg_search.reasoning.knowledge.model import KnowledgeModel
+
+            self._knowledge = KnowledgeModel.load_default()
+        return [float(v) for v in self._knowledge.cooccurrence(list(labels), [goal] * len(labels))]
 
     def _on_select(
         self, request: SelectTarget.Request, response: SelectTarget.Response

@@ -3,38 +3,47 @@
 Topics (relative, so a launch file can namespace them):
   sub ``observations`` (ObjectObservationArray)   perception's fused instances, frame ``map``
   sub ``frontiers`` (FrontierArray)                the planner's current frontier segments
+  sub ``map`` (nav_msgs/OccupancyGrid)             rooms segmented from its free cells (``rooms_from_map``)
   pub ``scene_graph/updates`` (SceneGraphUpdate)   incremental per change, full periodically
   pub ``scene_graph/markers`` (MarkerArray)        rviz view, at most every ``markers_period_s``
 Services:
   ``scene_graph/get`` (GetSceneGraph)  snapshot or changes since a sequence
   ``scene_graph/query`` (QuerySceneGraph)
   ``scene_graph/schema`` (GetSchema)
+  ``scene_graph/set_state`` (SetNodeState)  the executor records opened/explored nodes
   ``scene_graph/run_code`` (RunGraphCode)  sandboxed Python over a read-only copy (SG-RwR retriever)
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
-from rclpy.callback_groups import ReentrantCallbackGroup
+import numpy as np
+from nav_msgs.msg import OccupancyGrid
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.msg import FrontierArray, ObjectObservationArray, SceneGraphUpdate
-from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph, RunGraphCode
+from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph, RunGraphCode, SetNodeState
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
+from sg_search.mapping.grid import GridSpec
 from sg_search.ros.conversions import frontiers_from_msg, instances_from_msg, node_to_msg, update_to_msg
 from sg_search.ros.markers import graph_markers
 from sg_search.ros.params import declare_config
-from sg_search.scene_graph import SceneGraph
+from sg_search.scene_graph import NodeState, SceneGraph
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.prior import load_prior
 from sg_search.scene_graph.query import find_nodes
+from sg_search.scene_graph.rooms import MapRooms
 from sg_search.scene_graph.sandbox import SandboxLimits, run_graph_code
 from sg_search.scene_graph.schema import schema_yaml
 from sg_search.scene_graph.serialization import load_snapshot, save_snapshot
@@ -68,6 +77,17 @@ class SceneGraphServer(Node):
             self.create_timer(self.config.snapshot_period_s, self.save)
         self.create_subscription(ObjectObservationArray, "observations", self._on_observations, 10)
         self.create_subscription(FrontierArray, "frontiers", self._on_frontiers, 10)
+        self._rooms: MapRooms | None = None
+        self._last_rooms = -math.inf
+        if self.config.rooms_from_map and not self.config.prior_scene_file:  # a prior brings its rooms
+            self._rooms = MapRooms()
+            map_qos = QoSProfile(
+                depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+            )
+            self.create_subscription(
+                OccupancyGrid, "map", self._on_map, map_qos, callback_group=MutuallyExclusiveCallbackGroup()
+            )
+        self.create_service(SetNodeState, "scene_graph/set_state", self._on_set_state)
         self.create_service(
             RunGraphCode, "scene_graph/run_code", self._on_run_code, callback_group=ReentrantCallbackGroup()
         )
@@ -137,6 +157,38 @@ class SceneGraphServer(Node):
             msg.header.frame_id,
             lambda: self.builder.integrate_frontiers(frontiers_from_msg(msg)),
         )
+
+    def _on_map(self, msg: OccupancyGrid) -> None:
+        """Re-segment rooms at most every ``rooms_period_s`` (wall clock: it costs ~0.3 s)."""
+        if self._rooms is None or time.monotonic() - self._last_rooms < self.config.rooms_period_s:
+            return
+        self._last_rooms = time.monotonic()
+        info = msg.info
+        spec = GridSpec(
+            info.resolution, info.width, info.height, info.origin.position.x, info.origin.position.y
+        )
+        states = np.asarray(msg.data, dtype=np.int8).reshape(info.height, info.width)
+        free = states == 0
+        rooms = self._rooms
+        self._apply("rooms", msg.header.frame_id, lambda: rooms.update(self.graph, free, spec))
+
+    def _on_set_state(
+        self, request: SetNodeState.Request, response: SetNodeState.Response
+    ) -> SetNodeState.Response:
+        try:
+            state = NodeState(request.state)
+        except ValueError:
+            response.success, response.message = False, f"invalid state {request.state}"
+            return response
+        with self._lock:
+            node = self.graph.get(request.node_id)
+            if node is None:
+                response.success, response.message = False, f"unknown node {request.node_id!r}"
+                return response
+            self.graph.upsert_node(replace(node, state=state))
+            self._publish_incremental()
+        response.success, response.message = True, f"{request.node_id} is {state.name}"
+        return response
 
     def _apply(self, what: str, frame_id: str, change: Callable[[], object]) -> None:
         """Run one change of the graph; refuse it whole (graph unchanged) on bad input."""

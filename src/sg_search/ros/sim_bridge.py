@@ -148,12 +148,16 @@ class SimBridge(Node):
         self, request: SetContainer.Request, response: SetContainer.Response, open_: bool
     ) -> SetContainer.Response:
         with self._world_lock:
+            node_id = request.node_id
+            if node_id not in self.world.spec.openable:  # a perceived container: find it by its box
+                p = request.point
+                node_id = self.world.openable_near(p.x, p.y, p.z) or node_id
             try:
-                self.world.set_open(request.node_id, open_, self.config.reach_m)
+                self.world.set_open(node_id, open_, self.config.reach_m)
             except SimError as exc:
                 response.success, response.message = False, str(exc)
                 return response
-        response.success, response.message = True, f"{request.node_id} {'opened' if open_ else 'closed'}"
+        response.success, response.message = True, f"{node_id} {'opened' if open_ else 'closed'}"
         return response
 
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:

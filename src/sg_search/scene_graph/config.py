@@ -33,6 +33,8 @@ class SceneGraphServerConfig:
     snapshot_period_s: float = 10.0
     sandbox_time_limit_s: float = 5.0
     sandbox_memory_mb: int = 1024
+    rooms_from_map: bool = True
+    rooms_period_s: float = 5.0
 
     def builder(self) -> BuilderParams:
         """The parameters of :class:`SceneGraphBuilder`."""

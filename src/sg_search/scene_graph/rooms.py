@@ -11,13 +11,15 @@ object's parent stays its container if it has one. Frame ``map``, metres.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from sg_search.perception.rooms import RoomSegmentation
+from sg_search.mapping.grid import GridSpec
+from sg_search.perception.rooms import RoomSegmentation, RoomSegmentationParams, name_rooms, segment_rooms
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import Affordance, Box3D, Layer, NodeState, SceneNode
 from sg_search.scene_graph.prior import BUILDING_ID, ROOT_ID
@@ -122,3 +124,42 @@ def _ensure_building(graph: SceneGraph) -> None:
         graph.upsert_node(SceneNode(ROOT_ID, Layer.ROOT, "root"))
     if BUILDING_ID not in graph:
         graph.upsert_node(SceneNode(BUILDING_ID, Layer.BUILDING, "building", parent_id=ROOT_ID))
+
+
+class MapRooms:
+    """Rooms of an occupancy map into a graph: segment the free cells, name each region from
+    the objects in it with the knowledge model's p(object in room) (memoised per pair: rooms
+    are re-named every few seconds), and track ids with :class:`RoomTracker`."""
+
+    def __init__(self, params: RoomSegmentationParams | None = None) -> None:
+        from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
+
+        self.params = params or RoomSegmentationParams()
+        self.tracker = RoomTracker()
+        self.room_types = load_answers(default_data_dir() / "llm_answers.yaml").rooms
+        self._knowledge: Any = None
+        self._memo: dict[tuple[str, str], float] = {}
+
+    def containment(self, rooms: Sequence[str], objects: Sequence[str]) -> NDArray[np.float64]:
+        """p(object in room) for each pair (the knowledge model, loaded on first use)."""
+        pairs = list(zip(rooms, objects, strict=True))
+        missing = sorted(set(pairs) - self._memo.keys())
+        if missing:
+            if self._knowledge is None:
+                from sg_search.reasoning.knowledge.model import KnowledgeModel
+
+                self._knowledge = KnowledgeModel.load_default()
+            scores = self._knowledge.containment([r for r, _ in missing], [o for _, o in missing])
+            self._memo.update(zip(missing, map(float, scores), strict=True))
+        return np.array([self._memo[p] for p in pairs], dtype=np.float64)
+
+    def update(self, graph: SceneGraph, free: NDArray[np.bool_], spec: GridSpec) -> dict[int, str]:
+        """Segment ``free`` (cells of ``spec``), name and apply; label -> room id."""
+        segmentation = segment_rooms(free, spec, self.params)
+        objects = [
+            (n.category, (n.position[0], n.position[1]))
+            for n in graph.nodes(Layer.OBJECT)
+            if n.kind in ("object", "container")
+        ]
+        names = name_rooms(segmentation, objects, self.room_types, self.containment, self.params)
+        return self.tracker.update(graph, segmentation, names)

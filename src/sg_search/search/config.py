@@ -66,3 +66,33 @@ class ReasonerNodeConfig:
             context_radius_m=self.verify_context_radius_m,
             min_distance_m=self.verify_min_distance_m,
         )
+
+
+@dataclass(frozen=True)
+class ExecutorNodeConfig:
+    """Parameters of the affordance_executor node (``affordance_executor`` in config/sg_search.yaml)."""
+
+    manipulation: str = "sim"
+    navigate_action: str = "navigate"
+    navigate_timeout_s: float = 180.0
+    navigation_retries: int = 1
+    server_wait_s: float = 2.0
+    open_service: str = "open"
+    close_service: str = "close"
+    open_action: str = "open_container"
+    look_action: str = "look_at"
+    service_timeout_s: float = 10.0
+    manipulation_timeout_s: float = 120.0
+    observe_s: float = 1.0
+    map_frame: str = "map"
+    base_frame: str = "base_link"
+    turn_speed_rps: float = 0.6
+    heading_tolerance_rad: float = 0.25
+    look_timeout_s: float = 15.0
+    graph_wait_s: float = 5.0
+
+    def __post_init__(self) -> None:
+        if self.manipulation not in ("sim", "hsr"):
+            raise ValueError(
+                f"affordance_executor manipulation must be 'sim' or 'hsr', got {self.manipulation!r}"
+            )

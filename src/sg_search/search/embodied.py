@@ -27,7 +27,6 @@ from sg_search.perception.config import PerceptionConfig
 from sg_search.perception.detection import RgbdImage
 from sg_search.perception.fusion import InstanceMap
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
-from sg_search.perception.rooms import name_rooms, segment_rooms
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.geodesic import DistanceField
 from sg_search.planning.viewpoints import ViewpointParams, box_viewpoints
@@ -37,7 +36,7 @@ from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontiers import FrontierObservation
 from sg_search.scene_graph.groups import load_related_pairs
-from sg_search.scene_graph.rooms import RoomTracker
+from sg_search.scene_graph.rooms import MapRooms
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.search.executor import ExecutorError, SkillResult
 from sg_search.search.loop import VerificationReport
@@ -65,7 +64,7 @@ class EmbodiedParams:
     width: int = 320
     height: int = 240
     tilt_rad: float = 0.25
-    max_actions: int = 1200
+    max_actions: int = 500
     actions_per_target: int = 200
     arrive_m: float = 0.3
     reach_m: float = 1.0
@@ -135,16 +134,12 @@ class EmbodiedEpisode:
             self.graph, c.graph.builder(), load_related_pairs(c.graph.related_categories_file or None)
         )
         self.knowledge = knowledge or KnowledgeModel.load_default()
-        from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
-
-        self._room_types = load_answers(default_data_dir() / "llm_answers.yaml").rooms
-        self.rooms = RoomTracker()
+        self.rooms = MapRooms()
         self.trace = Trace()
         self.frames = 0
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
         self._published: set[str] = set()
-        self._containment_memo: dict[tuple[str, str], float] = {}
 
     def release(self) -> None:
         """Release the renderer."""
@@ -196,14 +191,7 @@ class EmbodiedEpisode:
         )
         if self.frames - self._rooms_at >= self.config.embodied.rooms_every:
             self._rooms_at = self.frames
-            segmentation = segment_rooms(states == FREE, self.explorer.spec)
-            objects = [
-                (n.category, (n.position[0], n.position[1]))
-                for n in self.graph.nodes(Layer.OBJECT)
-                if n.kind in ("object", "container")
-            ]
-            names = name_rooms(segmentation, objects, self._room_types, self._containment)
-            self.rooms.update(self.graph, segmentation, names)
+            self.rooms.update(self.graph, states == FREE, self.explorer.spec)
         return self.graph
 
     def _field(self) -> DistanceField | None:
@@ -340,16 +328,6 @@ class EmbodiedEpisode:
             self.world.travelled - before,
             credibility.summary(),
         )
-
-    def _containment(self, rooms: Sequence[str], objects: Sequence[str]) -> np.ndarray:
-        """The knowledge model's p(object in room), memoised per pair (rooms are named often)."""
-        missing = sorted(
-            {(r, o) for r, o in zip(rooms, objects, strict=True)} - self._containment_memo.keys()
-        )
-        if missing:
-            scores = self.knowledge.containment([r for r, _ in missing], [o for _, o in missing])
-            self._containment_memo.update(zip(missing, map(float, scores), strict=True))
-        return np.array([self._containment_memo[(r, o)] for r, o in zip(rooms, objects, strict=True)])
 
     def _cooccurrence(self, labels: Sequence[str], goal: str) -> list[float]:
         return [float(v) for v in self.knowledge.cooccurrence(labels, [goal] * len(labels))]

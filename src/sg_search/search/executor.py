@@ -34,6 +34,7 @@ class ExecutorError(IntEnum):
     MANIPULATION_FAILED = 5
     TIMEOUT = 6
     CANCELED = 7
+    UNAVAILABLE = 8
 
 
 @dataclass(frozen=True)

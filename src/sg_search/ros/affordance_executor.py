@@ -1,0 +1,275 @@
+"""affordance_executor: hosts ``execute_affordance`` (ExecuteAffordance) over the robot's skills.
+
+The policy (which skills, in which order, which node state afterwards) is the core's
+:class:`~sg_search.search.executor.AffordanceExecutor`; this node supplies the skills:
+
+- navigate: the frontier planner's ``navigate`` action (a frontier id, a room's centre, or
+  an object's id, for which the planner picks the VVD viewpoint);
+- open/close: the simulator bridge's ``open``/``close`` services (``manipulation: sim``) or
+  the HSR driver's ``open_container`` action (``manipulation: hsr``);
+- look: the ``look_at`` action when a driver offers one, else the base turns towards the
+  node (cmd_vel, TF); then perception gets ``observe_s`` to fuse what it sees;
+- node states go to the scene graph server's ``scene_graph/set_state``.
+
+A skill whose server is not running (or stops answering mid-goal: the planner died) ends the
+goal at once with UNAVAILABLE, which ends the search (it would fail on every target).
+Cancelling the goal cancels the running skill; the planner stops the base.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from typing import Any
+
+from geometry_msgs.msg import Point, Twist
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from sg_search_interfaces.action import ExecuteAffordance, LookAt, NavigateTo, OpenContainer
+from sg_search_interfaces.srv import SetContainer, SetNodeState
+
+from sg_search.geometry import TransformError
+from sg_search.reasoning.base import Candidate, SkillAffordance
+from sg_search.ros.conversions import point_to_msg
+from sg_search.ros.futures import wait_future
+from sg_search.ros.graph_mirror import GraphMirror
+from sg_search.ros.params import declare_config
+from sg_search.ros.tf import create_transform_source
+from sg_search.scene_graph import Layer, NodeState, SceneNode
+from sg_search.search.config import ExecutorNodeConfig
+from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
+
+POLL_S = 0.1
+
+
+class Unavailable(RuntimeError):
+    """A skill's server is not running."""
+
+
+class AffordanceExecutorNode(Node):
+    """One goal at a time (the reasoner sends one); see the module docstring."""
+
+    def __init__(self, node_name: str = "affordance_executor", **kwargs: object) -> None:
+        super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
+        self.config = declare_config(self, ExecutorNodeConfig)
+        c = self.config
+        group = ReentrantCallbackGroup()
+        self._navigate = ActionClient(self, NavigateTo, c.navigate_action, callback_group=group)
+        self._open_action = ActionClient(self, OpenContainer, c.open_action, callback_group=group)
+        self._look_action = ActionClient(self, LookAt, c.look_action, callback_group=group)
+        self._open = self.create_client(SetContainer, c.open_service, callback_group=group)
+        self._close = self.create_client(SetContainer, c.close_service, callback_group=group)
+        self._set_state = self.create_client(SetNodeState, "scene_graph/set_state", callback_group=group)
+        self._cmd = self.create_publisher(Twist, "cmd_vel", 10)
+        self.tf = create_transform_source(self)
+        self._mirror = GraphMirror(self)
+        self._busy = threading.Lock()
+        self._handle: ServerGoalHandle | None = None
+        self._policy = AffordanceExecutor(self, c.navigation_retries)
+        ActionServer(
+            self,
+            ExecuteAffordance,
+            "execute_affordance",
+            execute_callback=self._execute,
+            goal_callback=lambda _: GoalResponse.REJECT if self._busy.locked() else GoalResponse.ACCEPT,
+            cancel_callback=lambda _: CancelResponse.ACCEPT,
+            callback_group=group,
+        )
+
+    # ------------------------------------------------------------------ action
+    def _execute(self, handle: ServerGoalHandle) -> ExecuteAffordance.Result:
+        result = ExecuteAffordance.Result()
+        if not self._busy.acquire(blocking=False):
+            handle.abort()
+            result.error_code, result.error_msg = ExecutorError.UNKNOWN, "another goal is running"
+            return result
+        try:
+            self._handle = handle
+            goal: ExecuteAffordance.Goal = handle.request
+            graph = self._mirror.copy(wait_s=self.config.graph_wait_s)
+            if graph is None:
+                report_code, message = ExecutorError.UNAVAILABLE, "no scene graph received"
+            else:
+                try:
+                    affordance = SkillAffordance(goal.affordance)
+                except ValueError:
+                    affordance = None
+                if affordance is None:
+                    report_code, message = ExecutorError.NOT_AFFORDED, f"unknown affordance {goal.affordance}"
+                else:
+                    report = self._policy.execute(Candidate(goal.node_id, affordance), graph)
+                    report_code, message = ExecutorError(report.code), report.message
+            if handle.is_cancel_requested:
+                report_code, message = ExecutorError.CANCELED, "canceled"
+            result.error_code, result.error_msg = int(report_code), message
+            node = self._mirror.copy()
+            known = node.get(goal.node_id) if node is not None else None
+            result.node_state = int(known.state) if known is not None else 0
+            if report_code == ExecutorError.CANCELED:
+                handle.canceled()
+            elif report_code == ExecutorError.NONE:
+                handle.succeed()
+            else:
+                handle.abort()
+            return result
+        finally:
+            self._handle = None
+            self._busy.release()
+
+    def _canceled(self) -> bool:
+        handle = self._handle
+        return handle is not None and handle.is_cancel_requested
+
+    # ------------------------------------------------------------------ skills
+    def navigate(self, node: SceneNode, purpose: str) -> SkillResult:
+        """A navigate goal: a frontier/object by id (VVD in the planner), a room by its centre."""
+        goal = NavigateTo.Goal()
+        if node.layer == Layer.ROOM:
+            goal.pose.header.frame_id = self.config.map_frame
+            goal.pose.pose.position = point_to_msg(node.position)
+            goal.pose.pose.orientation.w = 1.0
+        else:
+            goal.node_id = node.id
+        try:
+            response = self._run_action(
+                self._navigate,
+                goal,
+                self.config.navigate_timeout_s,
+                f"planner's {self.config.navigate_action!r} action",
+            )
+        except Unavailable as exc:
+            return SkillResult(False, message=str(exc), code=ExecutorError.UNAVAILABLE)
+        if response is None:
+            return SkillResult(
+                False, message=f"navigation to {node.id} timed out", code=ExecutorError.TIMEOUT
+            )
+        nav = response.result
+        ok = nav.error_code == NavigateTo.Result.NONE
+        code = ExecutorError.NONE if ok else ExecutorError.NAVIGATION_FAILED
+        if nav.error_code == NavigateTo.Result.CANCELED:
+            code = ExecutorError.CANCELED
+        retryable = nav.error_code in (NavigateTo.Result.STUCK, NavigateTo.Result.NO_VALID_PATH)
+        message = f"at {node.id}" if ok else f"navigation to {node.id} ({purpose}): {nav.error_msg}"
+        return SkillResult(ok, float(nav.path_length), message, retryable and not self._canceled(), code)
+
+    def _run_action(self, client: ActionClient, goal: Any, timeout_s: float, what: str) -> Any:
+        """Send a goal and wait for its result, cancelling it on our cancel; Unavailable when
+        the server is not there or goes away; None on timeout."""
+        if not client.wait_for_server(timeout_sec=self.config.server_wait_s):
+            raise Unavailable(f"the {what} is not running")
+        handle = wait_future(client.send_goal_async(goal), self.config.server_wait_s + 5.0)
+        if handle is None or not handle.accepted:
+            raise Unavailable(f"the {what} refused the goal")
+        future = handle.get_result_async()
+        deadline = time.monotonic() + timeout_s
+        while not future.done():
+            if self._canceled():
+                wait_future(handle.cancel_goal_async(), 2.0)
+                return wait_future(future, 5.0)
+            if not client.server_is_ready():
+                raise Unavailable(f"the {what} stopped answering during the goal")
+            if time.monotonic() > deadline:
+                handle.cancel_goal_async()
+                return None
+            time.sleep(POLL_S)
+        return future.result()
+
+    def open(self, node: SceneNode) -> SkillResult:
+        """Open through the simulator's service or the HSR driver's action."""
+        return self._manipulate(node, True)
+
+    def close(self, node: SceneNode) -> SkillResult:
+        """Close (simulator only: the HSR driver has no closing motion yet)."""
+        return self._manipulate(node, False)
+
+    def _manipulate(self, node: SceneNode, open_: bool) -> SkillResult:
+        verb = "open" if open_ else "close"
+        centre = node.bbox.center if node.bbox is not None else node.position
+        if self.config.manipulation == "hsr":
+            if not open_:
+                return SkillResult(
+                    False, message="the HSR driver has no close skill", code=ExecutorError.NOT_AFFORDED
+                )
+            goal = OpenContainer.Goal(node_id=node.id, category=node.category)
+            goal.handle.header.frame_id = self.config.map_frame
+            goal.handle.pose.position = point_to_msg(centre)
+            goal.handle.pose.orientation.w = 1.0
+            try:
+                response = self._run_action(
+                    self._open_action, goal, self.config.manipulation_timeout_s, "HSR driver"
+                )
+            except Unavailable as exc:
+                return SkillResult(False, message=str(exc), code=ExecutorError.UNAVAILABLE)
+            if response is None or response.result.error_code != OpenContainer.Result.SUCCESS:
+                why = (
+                    "timed out"
+                    if response is None
+                    else f"{response.result.failed_step}: {response.result.error_msg}"
+                )
+                return SkillResult(
+                    False, message=f"open {node.id}: {why}", code=ExecutorError.MANIPULATION_FAILED
+                )
+            return SkillResult(True, message=f"opened {node.id}")
+        client = self._open if open_ else self._close
+        if not client.wait_for_service(timeout_sec=self.config.server_wait_s):
+            return SkillResult(False, message=f"no {verb} service", code=ExecutorError.UNAVAILABLE)
+        request = SetContainer.Request(node_id=node.id, point=Point(x=centre[0], y=centre[1], z=centre[2]))
+        response = wait_future(client.call_async(request), self.config.service_timeout_s)
+        if response is None:
+            return SkillResult(False, message=f"{verb} {node.id}: no answer", code=ExecutorError.TIMEOUT)
+        code = ExecutorError.NONE if response.success else ExecutorError.MANIPULATION_FAILED
+        return SkillResult(response.success, message=response.message, code=code)
+
+    def look(self, node: SceneNode) -> SkillResult:
+        """Point the camera at the node (head or base), then give perception ``observe_s``."""
+        target = node.bbox.center if node.bbox is not None else node.position
+        if self._look_action.server_is_ready():
+            goal = LookAt.Goal()
+            goal.target.header.frame_id = self.config.map_frame
+            goal.target.point = point_to_msg(target)
+            try:
+                self._run_action(self._look_action, goal, self.config.look_timeout_s, "head")
+            except Unavailable as exc:
+                self.get_logger().warn(f"look_at: {exc}; turning the base instead")
+                self._turn_towards(target)
+        else:
+            self._turn_towards(target)
+        time.sleep(self.config.observe_s)
+        return SkillResult(True, message=f"looked at {node.id}")
+
+    def _turn_towards(self, target: tuple[float, float, float]) -> None:
+        c = self.config
+        deadline = time.monotonic() + c.look_timeout_s
+        try:
+            while time.monotonic() < deadline and not self._canceled():
+                pose = self.tf.lookup(c.map_frame, c.base_frame)
+                x, y, _ = pose.translation
+                qx, qy, qz, qw = pose.rotation
+                yaw = math.atan2(2 * (qw * qz + qx * qy), 1 - 2 * (qy * qy + qz * qz))
+                error = math.atan2(target[1] - y, target[0] - x) - yaw
+                error = math.atan2(math.sin(error), math.cos(error))
+                if abs(error) <= c.heading_tolerance_rad:
+                    break
+                twist = Twist()
+                twist.angular.z = math.copysign(c.turn_speed_rps, error)
+                self._cmd.publish(twist)
+                time.sleep(POLL_S)
+        except TransformError as exc:
+            self.get_logger().warn(f"cannot turn towards the node: {exc}")
+        finally:
+            self._cmd.publish(Twist())
+
+    def set_state(self, node_id: str, state: NodeState) -> None:
+        """Tell the scene graph server (logged if it does not answer)."""
+        if not self._set_state.wait_for_service(timeout_sec=self.config.server_wait_s):
+            self.get_logger().warn(f"scene graph server not available: {node_id} stays as it was")
+            return
+        response = wait_future(
+            self._set_state.call_async(SetNodeState.Request(node_id=node_id, state=int(state))),
+            self.config.service_timeout_s,
+        )
+        if response is None or not response.success:
+            self.get_logger().warn(f"set_state {node_id}: {response.message if response else 'no answer'}")

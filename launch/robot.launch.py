@@ -1,6 +1,6 @@
 """The stack on a robot (Toyota HSR topic names and frames by default): perception (YOLO on
 the head RGB-D camera), scene graph server, frontier planner (head depth camera, omni base),
-reasoner.
+affordance executor (the HSR driver's open_container/look_at; run hsr.launch.py beside it), reasoner.
 
 ros2 launch sg_search robot.launch.py yolo_model_path:=/path/yolo.pt [sam_checkpoint:=/path/sam.pth]
     [prior_scene_file:=/path/apartment.yaml]
@@ -69,6 +69,15 @@ def generate_launch_description() -> LaunchDescription:
                     ("camera_info", "/head_rgbd_sensor/depth_registered/camera_info"),
                     ("cmd_vel", "/omni_base_controller/cmd_vel"),
                 ],
+                output="screen",
+            ),
+            Node(
+                package="sg_search",
+                executable="affordance_executor",
+                name="affordance_executor",
+                namespace=namespace,
+                parameters=[params, {"manipulation": "hsr", "base_frame": "base_footprint"}],
+                remappings=[("cmd_vel", "/omni_base_controller/cmd_vel")],
                 output="screen",
             ),
             Node(

@@ -1,9 +1,14 @@
-"""The stack against the embedded scene: scene graph server, reasoner, and the scene's source.
+"""The whole stack against the embedded MuJoCo simulator, on simulated time.
 
-Today the embedded simulator is not part of the stack yet; the scene's perception is
-replayed from a recording of the demo apartment (config/demo/apartment.yaml).
+    ros2 launch sg_search sim.launch.py [scene:=Rs_int] [rviz:=true] [namespace:=...] [params_file:=...]
+        [target_query:=plate target_relation:=inside target_holder:=<furniture id>]
 
-    ros2 launch sg_search sim.launch.py [namespace:=robot1] [params_file:=...]
+sim_bridge renders the house and publishes rgb/depth/instances/camera_info/odom/TF and /clock;
+perception (ground-truth detector) fuses instances for the scene graph server, which also
+segments rooms from the planner's map; the frontier planner maps and serves `navigate`; the
+affordance executor opens containers through the bridge's services; the reasoner hosts
+`search`. Then: `sg-search search plate`. `sg-search demo` starts the same node set in one
+process (no ros2 launch needed) and writes a report.
 """
 
 import os
@@ -11,6 +16,7 @@ import os
 from ament_index_python.packages import get_package_share_directory
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
@@ -18,27 +24,63 @@ from launch_ros.actions import Node
 def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory("sg_search")
     default_params = os.path.join(share, "config", "sg_search.yaml")
-    scene = os.path.join(share, "config", "demo", "apartment.yaml")
+    rviz_config = os.path.join(share, "config", "sg_search.rviz")
     namespace = LaunchConfiguration("namespace")
     params = LaunchConfiguration("params_file")
+    sim_time = {"use_sim_time": True}
+    target = {
+        "scene": LaunchConfiguration("scene"),
+        "target_query": LaunchConfiguration("target_query"),
+        "target_relation": LaunchConfiguration("target_relation"),
+        "target_holder": LaunchConfiguration("target_holder"),
+    }
     return LaunchDescription(
         [
             DeclareLaunchArgument("namespace", default_value="", description="namespace of all nodes"),
             DeclareLaunchArgument("params_file", default_value=default_params, description="ROS params YAML"),
+            DeclareLaunchArgument("scene", default_value="Rs_int", description="bddl scene"),
+            DeclareLaunchArgument("target_query", default_value="", description="object to place"),
+            DeclareLaunchArgument("target_relation", default_value="", description="inside | ontop | inroom"),
+            DeclareLaunchArgument("target_holder", default_value="", description="furniture or room id"),
+            DeclareLaunchArgument("rviz", default_value="false", description="start rviz2 with sg_search.rviz"),
+            Node(
+                package="sg_search",
+                executable="sim_bridge",
+                name="sim_bridge",
+                namespace=namespace,
+                parameters=[params, target],
+                output="screen",
+            ),
+            Node(
+                package="sg_search",
+                executable="perception",
+                name="perception",
+                namespace=namespace,
+                parameters=[params, sim_time],
+                output="screen",
+            ),
             Node(
                 package="sg_search",
                 executable="scene_graph_server",
                 name="scene_graph_server",
                 namespace=namespace,
-                parameters=[params, {"prior_scene_file": scene}],
+                parameters=[params, sim_time],
                 output="screen",
             ),
             Node(
                 package="sg_search",
-                executable="observation_replay",
-                name="observation_replay",
+                executable="frontier_planner",
+                name="frontier_planner",
                 namespace=namespace,
-                parameters=[params, {"replay_file": scene}],
+                parameters=[params, sim_time],
+                output="screen",
+            ),
+            Node(
+                package="sg_search",
+                executable="affordance_executor",
+                name="affordance_executor",
+                namespace=namespace,
+                parameters=[params, sim_time],
                 output="screen",
             ),
             Node(
@@ -46,8 +88,16 @@ def generate_launch_description() -> LaunchDescription:
                 executable="reasoner",
                 name="reasoner",
                 namespace=namespace,
-                parameters=[params],
+                parameters=[params, sim_time],
                 output="screen",
+            ),
+            Node(
+                package="rviz2",
+                executable="rviz2",
+                name="rviz2",
+                arguments=["-d", rviz_config],
+                parameters=[sim_time],
+                condition=IfCondition(LaunchConfiguration("rviz")),
             ),
         ]
     )

@@ -22,8 +22,12 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="bring up the node set in one process and search for an object")
-    demo.add_argument("--query", default="find the passport", help="free-text request")
-    demo.add_argument("--timeout", type=float, default=60.0, help="search budget [s]")
+    demo.add_argument("--query", default="", help="free-text request (default: the episode's object)")
+    demo.add_argument("--scene", default="", help="bddl scene of the test split (default: any)")
+    demo.add_argument("--seed", type=int, default=0, help="picks among the matching episodes")
+    demo.add_argument("--reasoner", default="", help="registered reasoner (default: the node's, scout)")
+    demo.add_argument("--timeout", type=float, default=600.0, help="search budget [s]")
+    demo.add_argument("--out", type=Path, default=Path("runs"), help="parent of the run folder")
     demo.add_argument("--params-file", type=Path, default=None, help="ROS params YAML (default: shipped)")
 
     search = sub.add_parser("search", help="send a search goal to a running stack and follow it")
@@ -108,7 +112,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sg_search.ros import commands  # needs rclpy
 
     if args.command == "demo":
-        return commands.demo(args.query, args.timeout, args.params_file)
+        from sg_search.ros.demo import DemoOptions
+
+        return commands.demo(
+            DemoOptions(
+                args.query, args.scene, args.seed, args.reasoner, args.timeout, args.out, args.params_file
+            )
+        )
     if args.command == "search":
         return commands.search(args.query, args.reasoner, args.max_steps, args.timeout, args.namespace)
     if args.command == "graph":

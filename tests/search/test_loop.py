@@ -5,10 +5,10 @@ import itertools
 import pytest
 
 from sg_search.reasoning import Candidate, create_reasoner
-from sg_search.scene_graph import SceneGraph
-from sg_search.scene_graph.observations import ObjectInstance, integrate_instances
+from sg_search.scene_graph import SceneGraph, SceneNode
+from sg_search.scene_graph.observations import IntegrationParams, ObjectInstance, integrate_instances
 from sg_search.scene_graph.prior import add_prior
-from sg_search.search import ExecutionReport, SearchError, SearchParams, run_search
+from sg_search.search import ExecutionReport, SearchError, SearchParams, VerificationReport, run_search
 
 
 def _house() -> SceneGraph:
@@ -130,3 +130,55 @@ def test_random_reasoner_is_reproducible_and_unknown_names_are_listed() -> None:
     assert a == b and {c.node_id for c in a.ranked} == {"b", "drawer"}
     with pytest.raises(KeyError, match=r"available: .*random"):
         create_reasoner("oracle")
+
+
+def test_verification_rejects_a_false_candidate_and_accepts_the_real_one() -> None:
+    graph = _house()
+    integrate_instances(graph, 1, [ObjectInstance("fake", "passport", 0.9, (-1.0, -1.0, 0.2))])
+    checked: list[str] = []
+
+    def execute(candidate: Candidate) -> ExecutionReport:  # opening the drawer reveals the passport
+        integrate_instances(graph, 2, [ObjectInstance("p", "passport", 0.9, (1.0, 1.0, 0.2))])
+        return ExecutionReport(True, 2.0)
+
+    def verify(node: SceneNode) -> VerificationReport:
+        checked.append(node.id)
+        ok = node.id == "p"
+        return VerificationReport(ok, 0.9 if ok else 0.1, 3, 0.5, f"credibility {'0.90' if ok else '0.10'}")
+
+    outcome = run_search(
+        "passport", create_reasoner("random"), lambda: graph, execute=execute, verify=verify, sleep=_no_sleep
+    )
+    assert outcome.success and outcome.found is not None and outcome.found.id == "p"
+    assert checked == ["fake", "p"] and outcome.rejected_candidates == ["fake"]
+    assert outcome.path_length == 3.0  # two approaches and one execution
+    assert "credibility 0.90" in outcome.explanation and "rejected passport fake" in outcome.story[0]
+
+
+def test_a_fatal_executor_report_ends_the_search_at_once() -> None:
+    calls: list[str] = []
+
+    def execute(candidate: Candidate) -> ExecutionReport:
+        calls.append(candidate.node_id)
+        return ExecutionReport(False, message="planner is not running", code=8, fatal=True)
+
+    outcome = run_search("passport", create_reasoner("random"), _house, execute=execute, sleep=_no_sleep)
+    assert outcome.error == SearchError.EXECUTION_FAILED and len(calls) == 1
+    assert "planner is not running" in outcome.message
+
+
+def test_consecutive_failures_end_the_search_and_decisions_are_recorded() -> None:
+    graph = _house()
+    drawers = [ObjectInstance(f"d{k}", "drawer", 0.9, (float(k), 5.0, 0.4)) for k in range(6)]
+    integrate_instances(graph, 1, drawers, params=IntegrationParams(openable_categories=("drawer",)))
+    outcome = run_search(
+        "passport",
+        create_reasoner("random"),
+        lambda: graph,
+        execute=lambda c: ExecutionReport(False, message="blocked"),
+        params=SearchParams(max_failures=3),
+        sleep=_no_sleep,
+    )
+    assert outcome.error == SearchError.EXECUTION_FAILED and outcome.steps == 3
+    assert [d.step for d in outcome.decisions] == [1, 2, 3]
+    assert all(d.top and d.top[0][0] == d.chosen for d in outcome.decisions)

@@ -6,18 +6,16 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
-from sg_search.config import default_params_file, package_share
-from sg_search.ros_env import ensure_ros_env, use_localhost_profile
+from sg_search.ros_env import ensure_ros_env
 
 ensure_ros_env()
 
 import rclpy  # noqa: E402
 from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
 
+from sg_search.ros.demo import DemoOptions  # noqa: E402
 from sg_search.ros.futures import wait_future  # noqa: E402
 from sg_search.ros.runner import EXECUTOR_THREADS  # noqa: E402
 from sg_search.ros.search_client import SearchClient, TaskResult  # noqa: E402
@@ -40,34 +38,11 @@ def spinning(nodes: list[Node]) -> Iterator[MultiThreadedExecutor]:
         thread.join(timeout=5.0)
 
 
-def demo(query: str, timeout_s: float, params_file: Path | None) -> int:
-    """Compose scene_graph_server + observation_replay + reasoner, search for ``query``.
+def demo(options: DemoOptions) -> int:
+    """``sg-search demo`` (see sg_search.ros.demo)."""
+    from sg_search.ros.demo import run_demo
 
-    The embedded simulator does not exist yet, so perception is replayed from a recorded
-    instance file of a small apartment (config/demo/apartment.yaml).
-    """
-    from sg_search.ros.observation_replay import ObservationReplay
-    from sg_search.ros.reasoner_node import ReasonerNode
-    from sg_search.ros.scene_graph_server import SceneGraphServer
-
-    use_localhost_profile()
-    scene = package_share() / "config" / "demo" / "apartment.yaml"
-    params = params_file or default_params_file()
-    rclpy.init(args=["sg-search", "--ros-args", "--params-file", str(params)])
-    nodes: list[Node] = []
-    try:
-        nodes.append(SceneGraphServer(parameter_overrides=[Parameter("prior_scene_file", value=str(scene))]))
-        nodes.append(ObservationReplay(parameter_overrides=[Parameter("replay_file", value=str(scene))]))
-        nodes.append(ReasonerNode())
-        client_node = Node("sg_search_demo_client")
-        nodes.append(client_node)
-        with spinning(nodes):
-            print(f"[demo] scene: {scene.name} (recorded perception; simulator not yet part of the stack)")
-            return _run_search(client_node, query, "", 0, timeout_s)
-    finally:
-        for node in nodes:
-            node.destroy_node()
-        rclpy.shutdown()
+    return run_demo(options)
 
 
 def search(query: str, reasoner: str, max_steps: int, timeout_s: float, namespace: str) -> int:
@@ -76,14 +51,21 @@ def search(query: str, reasoner: str, max_steps: int, timeout_s: float, namespac
     node = Node("sg_search_cli", namespace=namespace or "")
     try:
         with spinning([node]):
-            return _run_search(node, query, reasoner, max_steps, timeout_s)
+            return run_search_goal(node, query, reasoner, max_steps, timeout_s)[0]
     finally:
         node.destroy_node()
         rclpy.shutdown()
 
 
-def _run_search(node: Node, query: str, reasoner: str, max_steps: int, timeout_s: float) -> int:
+def run_search_goal(
+    node: Node, query: str, reasoner: str, max_steps: int, timeout_s: float
+) -> tuple[int, SearchClient]:
+    """Send one search goal from ``node``, print feedback and the result; (exit code, client)."""
     client = SearchClient(node)
+    return _follow_search(client, query, reasoner, max_steps, timeout_s), client
+
+
+def _follow_search(client: SearchClient, query: str, reasoner: str, max_steps: int, timeout_s: float) -> int:
     if not client.wait_until_ready(15.0):
         print("[search] no 'search' action server found: is the stack running (same ROS_DOMAIN_ID)?")
         return 3

@@ -7,18 +7,20 @@ is running; otherwise the search is observe-only (see sg_search.search.loop).
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from geometry_msgs.msg import PointStamped
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance, SearchObject
 from sg_search_interfaces.msg import TargetScore
-from sg_search_interfaces.srv import SelectTarget
+from sg_search_interfaces.srv import GetGeodesicDistances, SelectTarget
 
 from sg_search.reasoning import Candidate, ReasonerInput, create_reasoner
 from sg_search.reasoning.base import SkillAffordance
@@ -43,6 +45,10 @@ class ReasonerNode(Node):
         self._mirror = GraphMirror(self)
         self._busy = threading.Lock()
         self._knowledge: Any = None
+        self._target = self.create_publisher(PointStamped, "search/target", 10)
+        self._distance_client = self.create_client(
+            GetGeodesicDistances, "geodesic_distances", callback_group=ReentrantCallbackGroup()
+        )
         actions = ReentrantCallbackGroup()
         self._executor_client = ActionClient(
             self, ExecuteAffordance, self.config.executor_action, callback_group=actions
@@ -98,6 +104,7 @@ class ReasonerNode(Node):
         self._mirror.copy(wait_s=self.config.graph_wait_s)  # sync once; later steps read at once
 
         def on_step(step: SearchStep) -> None:
+            self._publish_target(step.target_node_id)
             handle.publish_feedback(
                 SearchObject.Feedback(
                     step=step.step,
@@ -122,6 +129,7 @@ class ReasonerNode(Node):
             params=self.config.search_params(goal.max_steps, goal.timeout_s),
             execute=(lambda candidate: self._execute_candidate(candidate, stop)) if execute else None,
             verify=verify,
+            distances=self._distances,
             on_step=on_step,
             should_stop=stop,
         )
@@ -210,6 +218,28 @@ class ReasonerNode(Node):
         return VerificationReport(
             accepted, credibility.total, len(credibility.scores), approach.path_length, credibility.summary()
         )
+
+    def _publish_target(self, node_id: str) -> None:
+        """The current target's position on ``search/target`` (rviz)."""
+        graph = self._mirror.copy() if node_id else None
+        node = graph.get(node_id) if graph is not None else None
+        if node is not None:
+            msg = PointStamped(point=point_to_msg(node.position))
+            msg.header.frame_id, msg.header.stamp = "map", self.get_clock().now().to_msg()
+            self._target.publish(msg)
+
+    def _distances(self) -> dict[str, float]:
+        """Geodesic metres from the robot to every room, region and object (the planner's
+        ``geodesic_distances``); empty when no planner answers (reasoners then rank by utility)."""
+        graph = self._mirror.copy()
+        if graph is None or not self._distance_client.service_is_ready():
+            return {}
+        nodes = [n for n in graph.nodes() if n.layer >= 2]
+        request = GetGeodesicDistances.Request(points=[point_to_msg(n.position) for n in nodes])
+        response = wait_future(self._distance_client.call_async(request), 2.0)
+        if response is None or not response.success:
+            return {}
+        return {n.id: (d if d >= 0 else math.inf) for n, d in zip(nodes, response.distances, strict=True)}
 
     def _cooccurrence(self, labels: Sequence[str], goal: str) -> list[float]:
         if self._knowledge is None:

@@ -102,3 +102,10 @@ def habitat_bridge_main() -> int:
     from sg_search.ros.habitat_bridge import HabitatBridge
 
     return spin_nodes([HabitatBridge])
+
+
+def affordance_executor_main() -> int:
+    """Console script ``affordance_executor``."""
+    from sg_search.ros.affordance_executor import AffordanceExecutorNode
+
+    return spin_nodes([AffordanceExecutorNode])

@@ -58,7 +58,7 @@ class SceneGraphServer(Node):
         super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
         self.config = declare_config(self, SceneGraphServerConfig)
         self.graph = SceneGraph(self.config.history_limit, self.config.max_frame_ids)
-        self._lock = threading.Lock()
+        self.lock = threading.Lock()  # guards the graph
         self._load_initial_graph()
         self.builder = SceneGraphBuilder(
             self.graph,
@@ -116,7 +116,7 @@ class SceneGraphServer(Node):
         """Write the snapshot file (atomically) if the graph changed since the last save."""
         if not self.config.snapshot_file:
             return
-        with self._lock:  # take the (immutable) snapshot under the lock, serialise outside it
+        with self.lock:  # take the (immutable) snapshot under the lock, serialise outside it
             if self.graph.sequence == self._saved_sequence:
                 return
             snapshot = self.graph.snapshot()
@@ -134,7 +134,7 @@ class SceneGraphServer(Node):
     def _publish_markers(self) -> None:
         if self._markers.get_subscription_count() == 0 or self._markers_sequence == self.graph.sequence:
             return
-        with self._lock:
+        with self.lock:
             markers = graph_markers(self.graph, self.config.frame_id, self.get_clock().now().to_msg())
             self._markers_sequence = self.graph.sequence
         self._markers.publish(markers)
@@ -180,7 +180,7 @@ class SceneGraphServer(Node):
         except ValueError:
             response.success, response.message = False, f"invalid state {request.state}"
             return response
-        with self._lock:
+        with self.lock:
             node = self.graph.get(request.node_id)
             if node is None:
                 response.success, response.message = False, f"unknown node {request.node_id!r}"
@@ -197,7 +197,7 @@ class SceneGraphServer(Node):
                 f"{what} in frame '{frame_id}', expected '{self.config.frame_id}': ignored"
             )
             return
-        with self._lock:
+        with self.lock:
             try:
                 change()
             except (ValueError, KeyError) as exc:
@@ -208,7 +208,7 @@ class SceneGraphServer(Node):
     def _on_run_code(
         self, request: RunGraphCode.Request, response: RunGraphCode.Response
     ) -> RunGraphCode.Response:
-        with self._lock:
+        with self.lock:
             copy = SceneGraph()
             copy.apply(self.graph.snapshot())
         limits = SandboxLimits(
@@ -228,14 +228,14 @@ class SceneGraphServer(Node):
         self._published_sequence = update.sequence
 
     def _publish_full(self) -> None:
-        with self._lock:
+        with self.lock:
             self._updates.publish(update_to_msg(self.graph.snapshot(), self._header()))
             self._published_sequence = self.graph.sequence
 
     def _on_get(
         self, request: GetSceneGraph.Request, response: GetSceneGraph.Response
     ) -> GetSceneGraph.Response:
-        with self._lock:
+        with self.lock:
             response.update = update_to_msg(self.graph.updates_since(request.since_sequence), self._header())
         response.success = True
         return response
@@ -244,7 +244,7 @@ class SceneGraphServer(Node):
         self, request: QuerySceneGraph.Request, response: QuerySceneGraph.Response
     ) -> QuerySceneGraph.Response:
         try:
-            with self._lock:
+            with self.lock:
                 nodes = find_nodes(
                     self.graph, request.text, request.kind, request.room_id, request.max_results
                 )

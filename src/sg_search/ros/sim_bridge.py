@@ -55,7 +55,8 @@ class SimBridge(Node):
             else []
         )
         self._start_room = layout.room(c.start_room) if c.start_room else layout.rooms[0]
-        self._world_lock = threading.Lock()
+        self.world_lock = threading.Lock()  # held by whoever reads or changes the world
+        self.last_frame: Frame | None = None
         self._time_ns = 0
         self._command = (0.0, 0.0, -math.inf)  # v, w, sim time received [s]
         self._running = False
@@ -93,7 +94,7 @@ class SimBridge(Node):
             self.get_logger().warn(f"ignored cmd_vel with non-finite values ({v}, {w})")
             return
         c = self.config
-        with self._world_lock:
+        with self.world_lock:
             self._command = (
                 float(np.clip(v, -c.max_linear_mps, c.max_linear_mps)),
                 float(np.clip(w, -c.max_angular_rps, c.max_angular_rps)),
@@ -123,7 +124,7 @@ class SimBridge(Node):
 
     def _tick(self) -> None:
         dt = 1.0 / self.config.rate_hz
-        with self._world_lock:
+        with self.world_lock:
             v, w, since = self._command
             if self.now_s - since > self.config.cmd_vel_timeout_s:
                 v = w = 0.0
@@ -131,6 +132,7 @@ class SimBridge(Node):
                 self.world.step_velocity(v, w, dt)
             self._time_ns += round(dt * 1e9)
             frame = self.world.render()
+            self.last_frame = frame
             pose = self.world.pose
         self._publish(frame, pose, v, w)
 
@@ -147,7 +149,7 @@ class SimBridge(Node):
     def _set_container(
         self, request: SetContainer.Request, response: SetContainer.Response, open_: bool
     ) -> SetContainer.Response:
-        with self._world_lock:
+        with self.world_lock:
             node_id = request.node_id
             if node_id not in self.world.spec.openable:  # a perceived container: find it by its box
                 p = request.point
@@ -161,7 +163,7 @@ class SimBridge(Node):
         return response
 
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        with self._world_lock:
+        with self.world_lock:
             self.world.close_all()
             self.world.set_pose(*self._start, tilt=0.0)
             self._command = (0.0, 0.0, -math.inf)

@@ -1,0 +1,90 @@
+"""The affordance executor's policy over a recording stand-in for the robot's skills."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sg_search.reasoning import Candidate
+from sg_search.reasoning.base import SkillAffordance
+from sg_search.scene_graph import Affordance, Layer, NodeState, SceneGraph, SceneNode
+from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
+
+
+@dataclass
+class RecordingSkills:
+    """Test double of a robot: records calls; results scripted per skill."""
+
+    navigation: list[SkillResult] = field(default_factory=lambda: [SkillResult(True, 2.0)])
+    manipulation: SkillResult = field(default_factory=lambda: SkillResult(True, message="opened"))
+    calls: list[str] = field(default_factory=list)
+    states: dict[str, NodeState] = field(default_factory=dict)
+
+    def navigate(self, node: SceneNode, purpose: str) -> SkillResult:
+        self.calls.append(f"navigate {node.id} {purpose}")
+        return self.navigation.pop(0) if len(self.navigation) > 1 else self.navigation[0]
+
+    def open(self, node: SceneNode) -> SkillResult:
+        self.calls.append(f"open {node.id}")
+        return self.manipulation
+
+    def close(self, node: SceneNode) -> SkillResult:
+        self.calls.append(f"close {node.id}")
+        return self.manipulation
+
+    def look(self, node: SceneNode) -> SkillResult:
+        self.calls.append(f"look {node.id}")
+        return SkillResult(True)
+
+    def set_state(self, node_id: str, state: NodeState) -> None:
+        self.states[node_id] = state
+
+
+def _graph() -> SceneGraph:
+    graph = SceneGraph()
+    graph.upsert_node(SceneNode("kitchen", Layer.ROOM, "room", "kitchen", state=NodeState.UNEXPLORED))
+    flags = Affordance.OPENABLE | Affordance.RECEPTACLE | Affordance.INSPECTABLE
+    graph.upsert_node(
+        SceneNode("cab", Layer.OBJECT, "container", "cabinet", affordances=flags, state=NodeState.CLOSED)
+    )
+    return graph
+
+
+def test_open_reaches_opens_records_and_looks_inside() -> None:
+    skills = RecordingSkills()
+    report = AffordanceExecutor(skills).execute(Candidate("cab", SkillAffordance.OPEN), _graph())
+    assert report.success and report.path_length == 2.0
+    assert skills.calls == ["navigate cab reach", "open cab", "look cab"]
+    assert skills.states == {"cab": NodeState.OPEN}
+
+
+def test_navigation_is_retried_once_when_safe_and_then_reported() -> None:
+    skills = RecordingSkills(navigation=[SkillResult(False, 1.0, "stuck", retryable=True)])
+    report = AffordanceExecutor(skills, navigation_retries=1).execute(
+        Candidate("kitchen", SkillAffordance.NAVIGATE), _graph()
+    )
+    assert not report.success and report.code == ExecutorError.NAVIGATION_FAILED
+    assert skills.calls == ["navigate kitchen explore"] * 2 and report.path_length == 2.0
+    assert "kitchen" not in skills.states
+
+
+def test_a_failed_opening_is_not_retried_and_keeps_the_state() -> None:
+    skills = RecordingSkills(manipulation=SkillResult(False, message="locked"))
+    report = AffordanceExecutor(skills).execute(Candidate("cab", SkillAffordance.OPEN), _graph())
+    assert report.code == ExecutorError.MANIPULATION_FAILED and report.message == "locked"
+    assert skills.calls == ["navigate cab reach", "open cab"] and not skills.states
+
+
+def test_an_unavailable_skill_server_keeps_its_code() -> None:
+    down = SkillResult(False, message="planner is not running", code=ExecutorError.UNAVAILABLE)
+    skills = RecordingSkills(navigation=[down])
+    report = AffordanceExecutor(skills).execute(Candidate("kitchen", SkillAffordance.NAVIGATE), _graph())
+    assert report.code == ExecutorError.UNAVAILABLE and skills.calls == ["navigate kitchen explore"]
+
+
+def test_unknown_node_and_room_exploration() -> None:
+    skills = RecordingSkills()
+    executor = AffordanceExecutor(skills)
+    missing = executor.execute(Candidate("nope", SkillAffordance.INSPECT), _graph())
+    assert missing.code == ExecutorError.UNKNOWN_NODE and not skills.calls
+    assert executor.execute(Candidate("kitchen", SkillAffordance.NAVIGATE), _graph()).success
+    assert skills.states == {"kitchen": NodeState.EXPLORED}

@@ -58,6 +58,7 @@ class EmbodiedParams:
         arrive_m: how close [m] a navigation goal counts as reached.
         reach_m: how close to a container's box the base must be to open it [m].
         reach_radii: viewpoint circles [m] for manipulation (within reach).
+        reach_tolerance_m: how close [m] to such a viewpoint the base must get.
         rooms_every: re-segment rooms at most every this many frames.
     """
 
@@ -69,6 +70,7 @@ class EmbodiedParams:
     arrive_m: float = 0.3
     reach_m: float = 1.0
     reach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
+    reach_tolerance_m: float = 0.1
     rooms_every: int = 20
 
 
@@ -246,10 +248,10 @@ class EmbodiedEpisode:
             )  # fmt: skip
             if views:
                 break
+        p = self.config.embodied
+        tolerance = p.arrive_m if radii is None else p.reach_tolerance_m  # within reach means within it
         for view in views[:3]:
-            if self.explorer.drive_to(
-                view.xy, self.config.embodied.arrive_m, self.config.embodied.actions_per_target
-            ):
+            if self.explorer.drive_to(view.xy, tolerance, p.actions_per_target):
                 self.face(node)
                 return True
         return False

@@ -13,6 +13,7 @@ at that moment; SPL and SoftSPL against the start's geodesic distance to the suc
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -41,7 +42,7 @@ def search_episode(env: EmbodiedEpisode, reasoner_name: str) -> SearchOutcome:
         env.episode.query,
         reasoner,
         env.read_graph,
-        params=config.search_params(MAX_DECISIONS, math.inf),
+        params=replace(config.search_params(MAX_DECISIONS, math.inf), settle_s=0.0),  # frames are synchronous
         execute=lambda candidate: executor.execute(candidate, env.graph),
         verify=(lambda node: env.verify(node, node.category)) if config.verify else None,
         distances=env.distances,

@@ -36,7 +36,7 @@ class RecorderConfig:
     """See config/sg_search.yaml (``recorder``)."""
 
     output: str = "run.mcap"
-    topics: tuple[str, ...] = ("odom", "map", "plan", "frontiers", "scene_graph/updates", "observations")
+    topics: tuple[str, ...] = ("odom", "plan", "frontiers", "scene_graph/updates", "observations")
     throttled_topics: tuple[str, ...] = ("rgb", "map")
     throttle_period_s: float = 2.0
     discovery_period_s: float = 1.0

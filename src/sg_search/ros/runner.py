@@ -109,3 +109,10 @@ def affordance_executor_main() -> int:
     from sg_search.ros.affordance_executor import AffordanceExecutorNode
 
     return spin_nodes([AffordanceExecutorNode])
+
+
+def recorder_main() -> int:
+    """Console script ``recorder`` (MCAP)."""
+    from sg_search.ros.recorder import Recorder
+
+    return spin_nodes([Recorder])

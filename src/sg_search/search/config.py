@@ -19,6 +19,7 @@ class ReasonerNodeConfig:
     step_period_s: float = 0.5
     min_confidence: float = 0.5
     max_failures: int = 5
+    settle_s: float = 15.0
     verify: bool = True
     verify_threshold: float = 0.8
     verify_max_observations: int = 10
@@ -55,6 +56,7 @@ class ReasonerNodeConfig:
             step_period_s=self.step_period_s,
             min_confidence=self.min_confidence,
             max_failures=self.max_failures,
+            settle_s=self.settle_s,
         )
 
     def credibility(self) -> CredibilityParams:

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput
+from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_candidates
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.scene_graph.categories import query_category
 from sg_search.scene_graph.query import find_nodes
@@ -47,6 +47,8 @@ class SearchParams:
         step_period_s: observe-only wait between steps [s].
         min_confidence: a goal-category node becomes a candidate at this confidence or above.
         max_failures: consecutive execution failures before the search gives up (EXECUTION_FAILED).
+        settle_s: at the start, wait up to this long [s] for the graph to offer something to act
+            on (a robot's first frames, the planner's first frontiers) before NO_REACHABLE_TARGETS.
     """
 
     max_steps: int = 50
@@ -54,6 +56,7 @@ class SearchParams:
     step_period_s: float = 0.5
     min_confidence: float = 0.5
     max_failures: int = 5
+    settle_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ def run_search(
         if on_step is not None:
             on_step(step)
 
+    _settle(read_graph, params, clock, sleep, should_stop)
     for step in range(1, params.max_steps + 1):
         outcome.steps = step
         if _stopped(outcome, should_stop(), clock() - start, params, category):
@@ -227,6 +231,22 @@ def _last_look(
     outcome.error = SearchError.NOT_FOUND
     outcome.message = f"no {category!r} found within {params.max_steps} steps"
     return outcome
+
+
+def _settle(
+    read_graph: Callable[[], SceneGraph | None],
+    params: SearchParams,
+    clock: Callable[[], float],
+    sleep: Callable[[float], None],
+    should_stop: Callable[[], bool],
+) -> None:
+    """Wait (at most ``settle_s``) until the graph holds something to act on."""
+    deadline = clock() + params.settle_s
+    while clock() < deadline and not should_stop():
+        graph = read_graph()
+        if graph is not None and actionable_candidates(graph):
+            return
+        sleep(params.step_period_s)
 
 
 def _stopped(

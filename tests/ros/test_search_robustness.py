@@ -1,0 +1,99 @@
+"""The whole stack in separate processes over DDS against the simulator: a second goal is
+refused, a cancel stops the robot, a killed planner ends the search with a clear error in
+bounded time, and after a restart the next search finds the object; the graph survives."""
+
+from __future__ import annotations
+
+import math
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import wait_for
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+
+from sg_search.ros.search_client import SearchClient, TaskResult
+from sg_search.scene_graph.serialization import load_snapshot
+from sg_search.search import SearchError
+
+pytestmark = pytest.mark.ros
+STARTUP_S = 120.0  # two nodes load the SBERT knowledge model; the simulator builds its house
+SIM = ("-p", "use_sim_time:=true")
+
+
+def _start_stack(start_node: Any, snapshot: Path) -> dict[str, Any]:
+    procs = {
+        "sim_bridge": start_node(
+            "sim_bridge",
+            *("-p", "scene:=Rs_int", "-p", "start_room:=bedroom_0", "-p", "target_query:=backpack"),
+            *("-p", "target_relation:=inroom", "-p", "target_holder:=bedroom_0"),
+            *("-p", "width:=160", "-p", "height:=120"),
+        ),
+        "perception": start_node("perception", *SIM),
+        "scene_graph_server": start_node("scene_graph_server", *SIM, "-p", f"snapshot_file:={snapshot}"),
+        "frontier_planner": start_node("frontier_planner", *SIM),
+        "affordance_executor": start_node("affordance_executor", *SIM, "-p", "server_wait_s:=5.0"),
+        "reasoner": start_node("reasoner", *SIM),
+    }
+    return procs
+
+
+def test_cancel_second_goal_dead_planner_and_recovery(
+    start_node: Any, ros_node: Node, tmp_path: Path
+) -> None:
+    snapshot = tmp_path / "graph.json"
+    procs = _start_stack(start_node, snapshot)
+    odom: list[Odometry] = []
+    ros_node.create_subscription(
+        Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+    )
+    search, second = SearchClient(ros_node), SearchClient(ros_node)
+    assert search.wait_until_ready(STARTUP_S), "no search action server"
+
+    # 1. a search for something that is not there; a second goal meanwhile is refused
+    assert search.start("find the unicorn", timeout_s=300.0)
+    assert not second.start("find the backpack"), "a second search was accepted while one runs"
+    assert wait_for(lambda: any(f.phase == "navigate" for f in search.feedback), 90.0), (
+        "the robot never moved"
+    )
+
+    # 2. cancel: the search ends CANCELED at once and the base stops
+    time.sleep(2.0)
+    search.cancel()
+    assert search.wait(15.0) and search.status() == TaskResult.CANCELED
+    time.sleep(2.0)  # the planner's goal is cancelled; the bridge's cmd_vel timeout is 0.5 s
+
+    def speed() -> float:
+        twist = odom[-1].twist.twist
+        return math.hypot(twist.linear.x, twist.angular.z)
+
+    assert wait_for(lambda: bool(odom) and speed() < 1e-6, 5.0), "the robot kept moving after the cancel"
+
+    # 3. kill the planner while a navigation runs: the search ends EXECUTION_FAILED, bounded
+    search.feedback.clear()
+    assert search.start("find the unicorn", timeout_s=300.0)
+    assert wait_for(lambda: any(f.phase == "navigate" for f in search.feedback), 90.0)
+    procs["frontier_planner"].process.send_signal(signal.SIGKILL)
+    killed = time.monotonic()
+    assert search.wait(90.0), "the search hung after the planner died"
+    result = search.result()
+    assert result is not None and result.error_code == SearchError.EXECUTION_FAILED, result
+    assert "planner" in result.error_msg, result.error_msg
+    ended_after = time.monotonic() - killed
+
+    # 4. restart the planner: the next search succeeds; the scene graph kept what it knew
+    start_node("frontier_planner", *SIM)
+    search.feedback.clear()
+    assert search.start("find the backpack", timeout_s=300.0)
+    assert search.wait(400.0), "the search after the restart did not end"
+    result = search.result()
+    assert search.status() == TaskResult.SUCCEEDED, result
+    assert result is not None and result.category == "backpack" and "credibility" in result.explanation
+    procs["scene_graph_server"].stop()  # saves its snapshot on the way out
+    graph = load_snapshot(snapshot)
+    assert result.object_id in graph and len(graph.rooms()) >= 1
+    print(f"search ended {ended_after:.1f} s after the planner was killed")

@@ -147,6 +147,8 @@ class AffordanceExecutorNode(Node):
                 False, message=f"navigation to {node.id} timed out", code=ExecutorError.TIMEOUT
             )
         nav = response.result
+        if node.kind == "frontier" and nav.error_code == NavigateTo.Result.UNKNOWN_NODE:
+            return SkillResult(True, message=f"{node.id} is gone: mapped since the graph listed it")
         ok = nav.error_code == NavigateTo.Result.NONE
         code = ExecutorError.NONE if ok else ExecutorError.NAVIGATION_FAILED
         if nav.error_code == NavigateTo.Result.CANCELED:

@@ -5,7 +5,9 @@ Publishes ``rgb`` (rgb8), ``depth`` (32FC1 metres, 0 = no return), ``camera_info
 (std_msgs/String, JSON {id: [scene-graph id, category]}, latched), ``odom``, ``/tf``
 (map -> odom identity, odom -> base_link; base_link -> camera optical frame) and ``/clock``.
 Subscribes ``cmd_vel``. Services ``open`` and ``close`` (SetContainer) and
-``reset_episode`` (std_srvs/Trigger).
+``reset_episode`` (std_srvs/Trigger). Action ``look_at`` (LookAt): the camera tilts towards the
+point and the base turns to face it (the simulated robot has no separate head pan); the
+camera returns to ``camera_tilt_rad`` when the base drives forward again.
 
 Time is simulated: every tick advances the clock by 1/rate_hz and integrates the last
 velocity command over exactly that step, so results do not depend on how fast the machine
@@ -22,8 +24,12 @@ import time
 
 import numpy as np
 from geometry_msgs.msg import Twist
+from rclpy.action import ActionServer
+from rclpy.action.server import ServerGoalHandle
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from sg_search_interfaces.action import LookAt
 from sg_search_interfaces.srv import SetContainer
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
@@ -75,6 +81,9 @@ class SimBridge(Node):
         self.create_service(SetContainer, "open", lambda req, res: self._set_container(req, res, True))
         self.create_service(SetContainer, "close", lambda req, res: self._set_container(req, res, False))
         self.create_service(Trigger, "reset_episode", self._on_reset)
+        ActionServer(
+            self, LookAt, "look_at", execute_callback=self._look_at, callback_group=ReentrantCallbackGroup()
+        )
         self._publish_table()
         self._running = True
         self.get_logger().info(
@@ -105,7 +114,7 @@ class SimBridge(Node):
         try:
             self.world = SimWorld(layout, self._objects, self.config.camera())
             self._start = (*nearest_free(self.world, *self._start_room.center), 0.0)
-            self.world.set_pose(*self._start)
+            self.world.set_pose(*self._start, tilt=self.config.camera_tilt_rad)
         except BaseException as exc:  # handed to the constructor, which raises it
             self._failure = exc
             return
@@ -129,6 +138,8 @@ class SimBridge(Node):
             if self.now_s - since > self.config.cmd_vel_timeout_s:
                 v = w = 0.0
             if v or w:
+                if v and self.world.tilt != self.config.camera_tilt_rad:  # the head looks ahead when driving
+                    self.world.set_pose(*self.world.pose, tilt=self.config.camera_tilt_rad)
                 self.world.step_velocity(v, w, dt)
             self._time_ns += round(dt * 1e9)
             frame = self.world.render()
@@ -162,10 +173,31 @@ class SimBridge(Node):
         response.success, response.message = True, f"{node_id} {'opened' if open_ else 'closed'}"
         return response
 
+    def _look_at(self, handle: ServerGoalHandle) -> LookAt.Result:
+        target = handle.request.target
+        result = LookAt.Result()
+        p = target.point
+        if target.header.frame_id not in ("", self.config.map_frame) or not all(
+            math.isfinite(v) for v in (p.x, p.y, p.z)
+        ):
+            handle.abort()
+            result.error_code = LookAt.Result.INVALID_GOAL
+            result.error_msg = f"target must be a finite point in {self.config.map_frame!r}"
+            return result
+        with self.world_lock:
+            x, y, yaw = self.world.pose
+            distance = max(math.hypot(p.x - x, p.y - y), 0.05)
+            yaw = math.atan2(p.y - y, p.x - x)
+            tilt = math.atan2(self.world.camera.height_m - p.z, distance)
+            self.world.set_pose(x, y, yaw, tilt=tilt)
+            result.pan, result.tilt = 0.0, float(-self.world.tilt)  # LookAt: negative tilt looks down
+        handle.succeed()
+        return result
+
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         with self.world_lock:
             self.world.close_all()
-            self.world.set_pose(*self._start, tilt=0.0)
+            self.world.set_pose(*self._start, tilt=self.config.camera_tilt_rad)
             self._command = (0.0, 0.0, -math.inf)
         response.success, response.message = True, "episode reset: start pose, every container closed"
         return response

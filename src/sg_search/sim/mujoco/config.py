@@ -22,6 +22,7 @@ class SimBridgeConfig:
     height: int = 480
     fovy_deg: float = 60.0
     camera_height_m: float = 0.9
+    camera_tilt_rad: float = 0.25
     max_depth_m: float = 20.0
     rate_hz: float = 10.0
     max_linear_mps: float = 0.5

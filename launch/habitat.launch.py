@@ -53,6 +53,14 @@ def generate_launch_description() -> LaunchDescription:
             ),
             Node(
                 package="sg_search",
+                executable="affordance_executor",
+                name="affordance_executor",
+                namespace=namespace,
+                parameters=[params, sim_time, {"manipulation": "none"}],
+                output="screen",
+            ),
+            Node(
+                package="sg_search",
                 executable="reasoner",
                 name="reasoner",
                 namespace=namespace,

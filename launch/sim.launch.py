@@ -42,7 +42,9 @@ def generate_launch_description() -> LaunchDescription:
             DeclareLaunchArgument("target_query", default_value="", description="object to place"),
             DeclareLaunchArgument("target_relation", default_value="", description="inside | ontop | inroom"),
             DeclareLaunchArgument("target_holder", default_value="", description="furniture or room id"),
-            DeclareLaunchArgument("rviz", default_value="false", description="start rviz2 with sg_search.rviz"),
+            DeclareLaunchArgument(
+                "rviz", default_value="false", description="start rviz2 with sg_search.rviz"
+            ),
             Node(
                 package="sg_search",
                 executable="sim_bridge",
@@ -72,7 +74,7 @@ def generate_launch_description() -> LaunchDescription:
                 executable="frontier_planner",
                 name="frontier_planner",
                 namespace=namespace,
-                parameters=[params, sim_time],
+                parameters=[params, sim_time, {"robot_radius": 0.22}],  # the simulated base: 0.20 m
                 output="screen",
             ),
             Node(

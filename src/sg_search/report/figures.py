@@ -79,9 +79,9 @@ def draw_map(record: RunRecord, path: Path) -> Path:
     ax.set_ylabel("y [m]")
     outcome = "found" if record.success else record.result
     ax.set_title(f"{record.scene}: {record.query!r} ({record.reasoner}) - {outcome}")
-    if record.path:
-        xy = np.array(record.path)
-        lo, hi = xy.min(axis=0) - 4.0, xy.max(axis=0) + 4.0
+    if record.states is not None and record.spec is not None and (record.states >= 0).any():
+        known = record.spec.to_metres(np.argwhere(record.states >= 0))  # zoom to what was mapped
+        lo, hi = known.min(axis=0) - 1.0, known.max(axis=0) + 1.0
         ax.set_xlim(lo[0], hi[0])
         ax.set_ylim(lo[1], hi[1])
     ax.legend(loc="upper right", fontsize=7)

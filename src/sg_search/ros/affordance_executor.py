@@ -190,6 +190,10 @@ class AffordanceExecutorNode(Node):
     def _manipulate(self, node: SceneNode, open_: bool) -> SkillResult:
         verb = "open" if open_ else "close"
         centre = node.bbox.center if node.bbox is not None else node.position
+        if self.config.manipulation == "none":
+            return SkillResult(
+                False, message=f"this robot cannot {verb} containers", code=ExecutorError.NOT_AFFORDED
+            )
         if self.config.manipulation == "hsr":
             if not open_:
                 return SkillResult(

@@ -34,6 +34,7 @@ from sg_search.search.loop import DecisionRecord  # noqa: E402
 from sg_search.sim.episodes import Episode, make_episodes  # noqa: E402
 
 DEMO_POOL = 40  # test-split episodes the demo chooses from
+SIM_ROBOT_RADIUS_M = 0.22  # the simulated base is 0.20 m; the shipped 0.25 m is the HSR's with margin
 
 
 @dataclass(frozen=True)
@@ -51,8 +52,11 @@ class DemoOptions:
 
 def choose_episode(options: DemoOptions) -> Episode:
     """A test-split episode: of ``scene`` if given, whose target is ``query`` if one is (else
-    the query's object is placed where the episode's target would be); ``seed`` picks."""
+    the query's object is placed where the episode's target would be); ``seed`` picks. With
+    neither scene nor query, the episodes whose target lies in the start room (a short demo)."""
     episodes, _ = make_episodes("test", DEMO_POOL, seed=0)
+    if not options.scene and not options.query:
+        episodes = [e for e in episodes if e.room_id == e.start_room_id] or episodes
     if options.scene:
         episodes = [e for e in episodes if e.scene == options.scene]
         if not episodes:
@@ -103,8 +107,9 @@ def run_demo(options: DemoOptions) -> int:
             width=320,
             height=240,
         )
-        for factory in (Perception, FrontierPlanner, AffordanceExecutorNode, ReasonerNode):
+        for factory in (Perception, AffordanceExecutorNode, ReasonerNode):
             nodes.add(factory, extra=[sim_time])
+        nodes.add(FrontierPlanner, extra=[sim_time], robot_radius=SIM_ROBOT_RADIUS_M)
         nodes.add(SceneGraphServer, extra=[sim_time], snapshot_file=str(folder / "scene_graph.json"))
         nodes.add(Recorder, extra=[sim_time], output=str(folder / "run.mcap"))
         client = nodes.add(Node, "sg_search_demo_client")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_candidates
+from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.scene_graph.categories import query_category
 from sg_search.scene_graph.query import find_nodes
@@ -47,8 +47,8 @@ class SearchParams:
         step_period_s: observe-only wait between steps [s].
         min_confidence: a goal-category node becomes a candidate at this confidence or above.
         max_failures: consecutive execution failures before the search gives up (EXECUTION_FAILED).
-        settle_s: at the start, wait up to this long [s] for the graph to offer something to act
-            on (a robot's first frames, the planner's first frontiers) before NO_REACHABLE_TARGETS.
+        settle_s: when nothing is actionable, wait up to this long [s] for the graph to offer
+            something (first frames, the planner's next frontiers) before NO_REACHABLE_TARGETS.
     """
 
     max_steps: int = 50
@@ -161,8 +161,9 @@ def run_search(
         if on_step is not None:
             on_step(step)
 
-    _settle(read_graph, params, clock, sleep, should_stop)
-    for step in range(1, params.max_steps + 1):
+    step, idle_since = 0, clock()
+    while step < params.max_steps:
+        step += 1
         outcome.steps = step
         if _stopped(outcome, should_stop(), clock() - start, params, category):
             return outcome
@@ -179,32 +180,33 @@ def run_search(
         decision = reasoner.decide(ReasonerInput(graph, query, known, rejected=frozenset(rejected)))
         best = decision.best
         if best is None:
-            if execute is not None:
+            if execute is not None and clock() - idle_since >= params.settle_s:
                 outcome.error = SearchError.NO_REACHABLE_TARGETS
                 outcome.message = f"no {category!r} in the graph and nothing left to explore"
                 return outcome
-            report(
-                SearchStep(
-                    step, "reason", explanation="waiting for perception", path_length=outcome.path_length
+            if execute is None:
+                report(
+                    SearchStep(
+                        step, "reason", explanation="waiting for perception", path_length=outcome.path_length
+                    )
                 )
-            )
-        else:
-            outcome.explanation = decision.explanation
-            outcome.decisions.append(_record(step, decision, graph))
-            report(SearchStep(step, "reason", best.node_id, best.utility, best.reason, outcome.path_length))
-        if execute is None or best is None:
+            else:
+                step -= 1  # perception or the planner may not have caught up: wait, uncounted
+            sleep(params.step_period_s)
+            continue
+        idle_since = clock()
+        outcome.explanation = decision.explanation
+        outcome.decisions.append(_record(step, decision, graph))
+        report(SearchStep(step, "reason", best.node_id, best.utility, best.reason, outcome.path_length))
+        if execute is None:
             sleep(params.step_period_s)
             continue
         report(SearchStep(step, _PHASES.get(int(best.affordance), "act"), best.node_id, best.utility))
-        failures = _act(outcome, graph, best, execute(best), failures, report)
+        failures = _act(outcome, graph, best, execute(best), failures, report, params)
         if failures < 0:
             return outcome
         if failures:
             rejected.add(best.node_id)
-        if failures >= params.max_failures:
-            outcome.error = SearchError.EXECUTION_FAILED
-            outcome.message = f"{failures} consecutive execution failures; last: {outcome.message}"
-            return outcome
     return _last_look(outcome, read_graph(), category, params, verify, report)
 
 
@@ -233,22 +235,6 @@ def _last_look(
     return outcome
 
 
-def _settle(
-    read_graph: Callable[[], SceneGraph | None],
-    params: SearchParams,
-    clock: Callable[[], float],
-    sleep: Callable[[float], None],
-    should_stop: Callable[[], bool],
-) -> None:
-    """Wait (at most ``settle_s``) until the graph holds something to act on."""
-    deadline = clock() + params.settle_s
-    while clock() < deadline and not should_stop():
-        graph = read_graph()
-        if graph is not None and actionable_candidates(graph):
-            return
-        sleep(params.step_period_s)
-
-
 def _stopped(
     outcome: SearchOutcome, canceled: bool, elapsed_s: float, params: SearchParams, category: str
 ) -> bool:
@@ -273,8 +259,10 @@ def _act(
     result: ExecutionReport,
     failures: int,
     report: Callable[[SearchStep], None],
+    params: SearchParams,
 ) -> int:
-    """Book one execution; the new count of consecutive failures (-1: fatal, outcome set)."""
+    """Book one execution; the new count of consecutive failures, or -1 when the search must
+    end (the executor cannot act, or ``max_failures`` in a row; outcome set)."""
     outcome.path_length += result.path_length
     if result.success:
         outcome.story.append(_story_line(graph, best))
@@ -282,10 +270,13 @@ def _act(
     report(
         SearchStep(outcome.steps, "recover", best.node_id, best.utility, result.message, outcome.path_length)
     )
-    outcome.message = result.message
     if result.fatal:
         outcome.error = SearchError.EXECUTION_FAILED
         outcome.message = f"the executor cannot act: {result.message}"
+        return -1
+    if failures + 1 >= params.max_failures:
+        outcome.error = SearchError.EXECUTION_FAILED
+        outcome.message = f"{failures + 1} consecutive execution failures; last: {result.message}"
         return -1
     return failures + 1
 

@@ -24,9 +24,9 @@ PHASE_WIDTH = 8
 
 
 @contextmanager
-def spinning(nodes: list[Node]) -> Iterator[MultiThreadedExecutor]:
+def spinning(nodes: list[Node], threads: int = EXECUTOR_THREADS) -> Iterator[MultiThreadedExecutor]:
     """Spin ``nodes`` on a background MultiThreadedExecutor for the duration of the block."""
-    executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)
+    executor = MultiThreadedExecutor(num_threads=threads)
     for node in nodes:
         executor.add_node(node)
     thread = threading.Thread(target=executor.spin, daemon=True)

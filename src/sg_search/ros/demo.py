@@ -81,6 +81,7 @@ def run_demo(options: DemoOptions) -> int:
     from sg_search.ros.perception_node import Perception
     from sg_search.ros.reasoner_node import ReasonerNode
     from sg_search.ros.recorder import Recorder
+    from sg_search.ros.runner import EXECUTOR_THREADS
     from sg_search.ros.scene_graph_server import SceneGraphServer
     from sg_search.ros.sim_bridge import SimBridge
     from sg_search.sim.metrics import EpisodeRun
@@ -120,7 +121,9 @@ def run_demo(options: DemoOptions) -> int:
         with bridge.world_lock:
             run = EpisodeRun(bridge.world, "target")
         started = time.monotonic()
-        with spinning(nodes.all):
+        # Four actions (search, execute_affordance, navigate, look_at) each hold a thread while
+        # they run, and wait on services and actions that need threads of their own.
+        with spinning(nodes.all, threads=4 * EXECUTOR_THREADS):
             code, search = run_search_goal(client, episode.query, options.reasoner, 0, options.timeout_s)
             with bridge.world_lock:
                 metrics = run.result(bridge.last_frame)

@@ -226,8 +226,12 @@ class FrontierPlanner(Node):
             raise GoalError(
                 NavigateTo.Result.UNKNOWN_NODE, "scene graph server not available to resolve node ids"
             )
-        response = wait_future(self._graph_client.call_async(GetSceneGraph.Request()), 5.0)
-        node = next((n for n in response.update.nodes if n.id == node_id), None) if response else None
+        response = wait_future(self._graph_client.call_async(GetSceneGraph.Request()), 10.0)
+        if response is None:
+            raise GoalError(
+                NavigateTo.Result.UNKNOWN, f"the scene graph server did not answer for {node_id!r}"
+            )
+        node = next((n for n in response.update.nodes if n.id == node_id), None)
         if node is None:
             raise GoalError(NavigateTo.Result.UNKNOWN_NODE, f"unknown node {node_id!r}")
         centre = np.array([node.position.x, node.position.y, node.position.z])

@@ -43,7 +43,7 @@ from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.prior import load_prior
 from sg_search.scene_graph.query import find_nodes
-from sg_search.scene_graph.rooms import MapRooms
+from sg_search.scene_graph.rooms import MapRooms, graph_objects
 from sg_search.scene_graph.sandbox import SandboxLimits, run_graph_code
 from sg_search.scene_graph.schema import schema_yaml
 from sg_search.scene_graph.serialization import load_snapshot, save_snapshot
@@ -168,9 +168,14 @@ class SceneGraphServer(Node):
             info.resolution, info.width, info.height, info.origin.position.x, info.origin.position.y
         )
         states = np.asarray(msg.data, dtype=np.int8).reshape(info.height, info.width)
-        free = states == 0
+        if msg.header.frame_id and msg.header.frame_id != self.config.frame_id:
+            self.get_logger().error(f"map in frame '{msg.header.frame_id}': rooms not updated")
+            return
         rooms = self._rooms
-        self._apply("rooms", msg.header.frame_id, lambda: rooms.update(self.graph, free, spec))
+        with self.lock:
+            objects = graph_objects(self.graph)
+        segmentation, names = rooms.segment(objects, states == 0, spec)  # ~0.3 s: outside the lock
+        self._apply("rooms", "", lambda: rooms.tracker.update(self.graph, segmentation, names))
 
     def _on_set_state(
         self, request: SetNodeState.Request, response: SetNodeState.Response

@@ -139,6 +139,7 @@ class MapRooms:
         self.room_types = load_answers(default_data_dir() / "llm_answers.yaml").rooms
         self._knowledge: Any = None
         self._memo: dict[tuple[str, str], float] = {}
+        self.containment(["kitchen"], ["plate"])  # load the knowledge model now, not in the first update
 
     def containment(self, rooms: Sequence[str], objects: Sequence[str]) -> NDArray[np.float64]:
         """p(object in room) for each pair (the knowledge model, loaded on first use)."""
@@ -153,13 +154,24 @@ class MapRooms:
             self._memo.update(zip(missing, map(float, scores), strict=True))
         return np.array([self._memo[p] for p in pairs], dtype=np.float64)
 
-    def update(self, graph: SceneGraph, free: NDArray[np.bool_], spec: GridSpec) -> dict[int, str]:
-        """Segment ``free`` (cells of ``spec``), name and apply; label -> room id."""
+    def segment(
+        self, objects: Sequence[tuple[str, tuple[float, float]]], free: NDArray[np.bool_], spec: GridSpec
+    ) -> tuple[RoomSegmentation, dict[int, str]]:
+        """Segment ``free`` (cells of ``spec``) and name the regions from ``objects``
+        ((category, (x, y)) pairs); reads no graph, so it can run outside the graph's lock."""
         segmentation = segment_rooms(free, spec, self.params)
-        objects = [
-            (n.category, (n.position[0], n.position[1]))
-            for n in graph.nodes(Layer.OBJECT)
-            if n.kind in ("object", "container")
-        ]
-        names = name_rooms(segmentation, objects, self.room_types, self.containment, self.params)
+        return segmentation, name_rooms(segmentation, objects, self.room_types, self.containment, self.params)
+
+    def update(self, graph: SceneGraph, free: NDArray[np.bool_], spec: GridSpec) -> dict[int, str]:
+        """Segment, name and apply to ``graph``; label -> room id."""
+        segmentation, names = self.segment(graph_objects(graph), free, spec)
         return self.tracker.update(graph, segmentation, names)
+
+
+def graph_objects(graph: SceneGraph) -> list[tuple[str, tuple[float, float]]]:
+    """(category, (x, y)) of the graph's objects and containers: what names a room."""
+    return [
+        (n.category, (n.position[0], n.position[1]))
+        for n in graph.nodes(Layer.OBJECT)
+        if n.kind in ("object", "container")
+    ]

@@ -83,3 +83,17 @@ def test_removed_instances_leave_the_graph(two_rooms: SceneGraph) -> None:
     result = integrate_instances(two_rooms, 2, [], removed_instance_ids=["a", "kitchen_0"])
     assert result.removed == ["a"]
     assert "a" not in two_rooms and "kitchen_0" in two_rooms
+
+
+def test_two_overlapping_containers_never_hold_each_other() -> None:
+    from sg_search.scene_graph import Box3D, SceneGraph
+    from sg_search.scene_graph.observations import IntegrationParams, ObjectInstance, integrate_instances
+
+    params = IntegrationParams(openable_categories=("cabinet",))
+    graph = SceneGraph()
+    box = Box3D((0.0, 0.0, 0.5), (1.0, 1.0, 1.0))
+    integrate_instances(graph, 1, [ObjectInstance("a", "cabinet", 0.9, (0.1, 0.0, 0.5), box)], params=params)
+    integrate_instances(graph, 2, [ObjectInstance("b", "cabinet", 0.9, (0.0, 0.1, 0.5), box)], params=params)
+    integrate_instances(graph, 3, [ObjectInstance("a", "cabinet", 0.9, (0.1, 0.0, 0.5), box)], params=params)
+    assert graph.node("b").parent_id == "a" and graph.node("a").parent_id != "b"
+    assert graph.remove_node("a") and "b" not in graph  # removal ends (no cycle to recurse in)

@@ -13,6 +13,7 @@ at that moment; SPL and SoftSPL against the start's geodesic distance to the suc
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import replace
 from functools import partial
 from typing import Any
@@ -29,6 +30,7 @@ from sg_search.sim.metrics import EpisodeRun
 
 DEFAULT_REASONERS = "scout,nearest"
 MAX_DECISIONS = 400  # the action budget ends episodes first
+METRICS = ("success", "SPL", "SoftSPL", "steps", "decisions", "opened", "false_positives_rejected", "wall_s")
 
 
 def search_episode(env: EmbodiedEpisode, reasoner_name: str) -> SearchOutcome:
@@ -77,7 +79,15 @@ def run_episode(episode: Episode, reasoner_name: str) -> dict[str, Any]:
 
 def _nth(episodes: tuple[Episode, ...], reasoners: tuple[str, ...], first: int, seed: int) -> dict[str, Any]:
     index = seed - first
-    return run_episode(episodes[index // len(reasoners)], reasoners[index % len(reasoners)])
+    episode, reasoner = episodes[index // len(reasoners)], reasoners[index % len(reasoners)]
+    try:
+        return run_episode(episode, reasoner)
+    except Exception as exc:
+        error = f"ERROR {type(exc).__name__}: {exc}"
+        sys.stderr.write(f"[closed-loop] {episode.scene} {episode.query!r} ({reasoner}): {error}\n")
+        zeros = dict.fromkeys(METRICS, 0.0)
+        return {"scene": episode.scene, "query": episode.query, "relation": episode.relation,
+                "reasoner": reasoner, "end": error, **zeros}  # fmt: skip
 
 
 def run(options: BenchOptions) -> BenchReport:
@@ -97,24 +107,14 @@ def run(options: BenchOptions) -> BenchReport:
     ]
     for name in reasoners:
         mine = [r for r in rows if r["reasoner"] == name]
-        means = {
-            k: float(np.mean([r[k] for r in mine]))
-            for k in (
-                "success",
-                "SPL",
-                "SoftSPL",
-                "steps",
-                "decisions",
-                "opened",
-                "false_positives_rejected",
-                "wall_s",
-            )
-        }
+        means = {k: float(np.mean([r[k] for r in mine])) for k in METRICS}
+        summary[f"{name}/errors"] = float(sum(r["end"].startswith("ERROR") for r in mine))
         summary.update({f"{name}/{k}": v for k, v in means.items()})
         lines.append(
             f"{name:<12} {means['success']:6.3f} {means['SPL']:6.3f} {means['SoftSPL']:8.3f} "
             f"{means['steps']:8.1f} {means['decisions']:9.1f} {means['opened']:7.2f} "
             f"{means['false_positives_rejected']:8.2f} {means['wall_s']:7.1f}"
+            + (f"  ({summary[f'{name}/errors']:.0f} episodes raised)" if summary[f"{name}/errors"] else "")
         )
     report = BenchReport("closed-loop", options, summary, rows)
     report.text = "\n".join(lines)

@@ -146,6 +146,7 @@ def _node_for(
             and c.id != instance.instance_id
             and c.bbox is not None
             and c.bbox.contains(point, margin=params.container_margin)
+            and not _held_by(graph, c, instance.instance_id)
         ),
         None,
     )
@@ -179,6 +180,20 @@ def _node_for(
         observation_count=max(instance.observation_count, old.observation_count if old else 0),
         frame_ids=frames[-graph.max_frame_ids :],
     )
+
+
+def _held_by(graph: SceneGraph, node: SceneNode, holder_id: str) -> bool:
+    """True if ``holder_id`` is ``node``'s parent, grandparent, ... (two overlapping boxes must
+    not hold each other: the hierarchy would become a cycle)."""
+    seen: set[str] = set()
+    parent = node.parent_id
+    while parent and parent not in seen:
+        if parent == holder_id:
+            return True
+        seen.add(parent)
+        above = graph.get(parent)
+        parent = above.parent_id if above is not None else ""
+    return False
 
 
 def _relate_to_parent(graph: SceneGraph, node: SceneNode, params: IntegrationParams) -> None:

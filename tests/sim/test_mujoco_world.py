@@ -176,3 +176,13 @@ def test_a_drawer_slides_out_with_its_content() -> None:
         assert w.is_open(unit) and w.visible_pixels("spoon") > 20
         moved = np.array(w.data.body("spoon").xpos) - before
         assert np.linalg.norm(moved[:2]) == pytest.approx(0.8 * (0.6 - 2 * 0.02), abs=1e-6)
+
+
+def test_a_velocity_command_into_a_wall_slides_along_it(world: SimWorld) -> None:
+    x, y = nearest_free(world, *world.layout.room("bathroom_0").center)
+    world.set_pose(x, y, math.radians(80))  # nearly straight at the +y wall, 1.3 m away
+    for _ in range(100):
+        world.step_velocity(0.5, 0.0, 0.1)
+    # Straight on, the base would stop at the wall ~0.23 m further in x; sliding carries it on.
+    assert world.pose[0] - x > 0.45 and world.pose[1] - y > 1.0
+    assert world.is_free(*world.pose[:2])

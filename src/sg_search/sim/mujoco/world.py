@@ -169,10 +169,22 @@ class SimWorld:
         return moved_all
 
     def step_velocity(self, v: float, w: float, dt: float) -> bool:
-        """Integrate a velocity command (v [m/s] forward, w [rad/s]) for ``dt`` seconds."""
+        """Integrate a velocity command (v [m/s] forward, w [rad/s]) for ``dt`` seconds. A base
+        blocked by a wall slides along it (the free one of the x/y components of the step, as
+        Habitat's navmesh ``try_step`` does), so a path that grazes a door jamb still moves."""
         if not all(math.isfinite(a) for a in (v, w, dt)) or dt < 0:
             raise SimError(f"velocity command must be finite with dt >= 0, got v={v}, w={w}, dt={dt}")
-        return self.move(v * dt, w * dt)
+        x, y, _ = self.pose
+        if self.move(v * dt, w * dt) or not v:
+            return True
+        yaw = self.pose[2]
+        dx, dy = math.cos(yaw) * v * dt, math.sin(yaw) * v * dt
+        for sx, sy in sorted(((x + dx, y), (x, y + dy)), key=lambda p: -math.dist(p, (x, y))):
+            if self.is_free(sx, sy) and math.dist((sx, sy), self.pose[:2]) > 1e-9:
+                self.travelled += math.dist((sx, sy), self.pose[:2])
+                self.set_pose(sx, sy, yaw)
+                return False
+        return False
 
     def discrete(self, action: str) -> bool:
         """Habitat's actions: "move_forward" (0.25 m), "turn_left"/"turn_right" (30 deg),

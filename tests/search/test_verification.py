@@ -12,6 +12,7 @@ from sg_search.search.verification import (
     CredibilityParams,
     Verdict,
     context_support,
+    follow_candidate,
     goal_confidence,
 )
 
@@ -71,3 +72,15 @@ def test_goal_confidence_is_zero_once_perception_relabels_or_drops_the_candidate
 def test_invalid_parameters_are_named() -> None:
     with pytest.raises(ValueError, match="max_observations"):
         CredibilityParams(max_observations=0)
+
+
+def test_a_candidate_merged_into_another_instance_is_followed() -> None:
+    graph = SceneGraph()
+    candidate = _object("obj_3", "mug", 1.0)
+    graph.upsert_node(_object("obj_9", "mug", 1.2))  # fusion merged obj_3 into obj_9
+    graph.upsert_node(_object("obj_5", "mug", 3.0))
+    followed = follow_candidate(graph, candidate, "mug")
+    assert followed is not None and followed.id == "obj_9"
+    assert follow_candidate(graph, _object("obj_4", "mug", 6.0), "mug") is None
+    graph.upsert_node(candidate)
+    assert follow_candidate(graph, candidate, "mug") == candidate

@@ -31,7 +31,13 @@ from sg_search.ros.params import declare_config
 from sg_search.scene_graph import SceneNode
 from sg_search.search import ExecutionReport, SearchError, SearchStep, VerificationReport, run_search
 from sg_search.search.config import ReasonerNodeConfig
-from sg_search.search.verification import Credibility, Verdict, context_support, goal_confidence
+from sg_search.search.verification import (
+    Credibility,
+    Verdict,
+    context_support,
+    follow_candidate,
+    goal_confidence,
+)
 
 
 class ReasonerNode(Node):
@@ -201,7 +207,7 @@ class ReasonerNode(Node):
             node, deadline = None, time.monotonic() + self.config.verify_observation_timeout_s
             while time.monotonic() < deadline and not stop():
                 graph = self._mirror.copy()
-                node = graph.get(candidate.id) if graph is not None else None
+                node = follow_candidate(graph, candidate, candidate.category) if graph is not None else None
                 if node is not None and node.frame_ids and node.frame_ids[-1] > last:
                     last = node.frame_ids[-1]
                     break

@@ -26,7 +26,7 @@ class ReasonerNodeConfig:
     verify_context_floor: float = 0.3
     verify_context_radius_m: float = 3.0
     verify_min_distance_m: float = 1.0
-    verify_observation_timeout_s: float = 3.0
+    verify_observation_timeout_s: float = 8.0
     executor_action: str = "execute_affordance"
     executor_wait_s: float = 0.5
     execute_timeout_s: float = 300.0

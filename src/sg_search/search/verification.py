@@ -123,3 +123,19 @@ def goal_confidence(node: SceneNode | None, goal: str) -> float:
     if node is None or node.category != goal:
         return 0.0
     return node.confidence
+
+
+def follow_candidate(
+    graph: SceneGraph, candidate: SceneNode, goal: str, radius_m: float = 0.5
+) -> SceneNode | None:
+    """The candidate's node now: the same id, or (when fusion merged it into another instance)
+    the goal-category object nearest its position within ``radius_m``."""
+    node = graph.get(candidate.id)
+    if node is not None:
+        return node
+    near = [
+        n
+        for n in graph.nodes(Layer.OBJECT)
+        if n.category == goal and math.dist(n.position, candidate.position) <= radius_m
+    ]
+    return min(near, key=lambda n: math.dist(n.position, candidate.position), default=None)

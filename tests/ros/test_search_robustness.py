@@ -13,8 +13,10 @@ from typing import Any
 import pytest
 from conftest import wait_for
 from nav_msgs.msg import Odometry
+from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sg_search_interfaces.action import NavigateTo
 
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph.serialization import load_snapshot
@@ -89,6 +91,9 @@ def test_cancel_second_goal_dead_planner_and_recovery(
 
     # 4. restart the planner: the next search succeeds; the scene graph kept what it knew
     start_node("frontier_planner", *SIM)
+    navigate = ActionClient(ros_node, NavigateTo, "navigate")
+    assert navigate.wait_for_server(timeout_sec=STARTUP_S), "the restarted planner never came up"
+    time.sleep(3.0)  # the executor discovers it too
     search.feedback.clear()
     assert search.start("find the backpack", timeout_s=400.0)
     assert search.wait(500.0), "the search after the restart did not end"

@@ -17,6 +17,8 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.action import NavigateTo
+from std_srvs.srv import Trigger
+from test_stack_over_dds import call
 
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph.serialization import load_snapshot
@@ -60,7 +62,7 @@ def test_cancel_second_goal_dead_planner_and_recovery(
 
     # 1. a search for something that is not there; a second goal meanwhile is refused
     assert search.start("find the unicorn", timeout_s=300.0)
-    assert not second.start("find the backpack"), "a second search was accepted while one runs"
+    assert not second.start("find the bed"), "a second search was accepted while one runs"
     assert wait_for(lambda: any(f.phase == "navigate" for f in search.feedback), 90.0), (
         "the robot never moved"
     )
@@ -94,12 +96,14 @@ def test_cancel_second_goal_dead_planner_and_recovery(
     navigate = ActionClient(ros_node, NavigateTo, "navigate")
     assert navigate.wait_for_server(timeout_sec=STARTUP_S), "the restarted planner never came up"
     time.sleep(3.0)  # the executor discovers it too
+    reset = call(ros_node, Trigger, "reset_episode", Trigger.Request())  # back to the start, in the bedroom
+    assert reset.success, reset.message
     search.feedback.clear()
-    assert search.start("find the backpack", timeout_s=400.0)
+    assert search.start("find the bed", timeout_s=400.0)  # in the start room: seen in the first look
     assert search.wait(500.0), "the search after the restart did not end"
     result = search.result()
     assert search.status() == TaskResult.SUCCEEDED, result
-    assert result is not None and result.category == "backpack" and "found backpack" in result.explanation
+    assert result is not None and result.category == "bed" and "found bed" in result.explanation
     procs["scene_graph_server"].stop()  # saves its snapshot on the way out
     graph = load_snapshot(snapshot)
     assert result.object_id in graph and len(graph.rooms()) >= 1

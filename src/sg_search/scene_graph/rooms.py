@@ -139,7 +139,6 @@ class MapRooms:
         self.room_types = load_answers(default_data_dir() / "llm_answers.yaml").rooms
         self._knowledge: Any = None
         self._memo: dict[tuple[str, str], float] = {}
-        self.containment(["kitchen"], ["plate"])  # load the knowledge model now, not in the first update
 
     def containment(self, rooms: Sequence[str], objects: Sequence[str]) -> NDArray[np.float64]:
         """p(object in room) for each pair (the knowledge model, loaded on first use)."""

@@ -330,3 +330,21 @@ class InstanceMap:
         keeper.refresh_geometry()
         del self.instances[gone.instance_id]
         self._boxes = None
+
+
+class ReportedInstances:
+    """What perception reports after each frame: the confirmed instances (seen in at least
+    ``min_observations`` frames) the frame changed, and the reported ids merged away since."""
+
+    def __init__(self, instances: InstanceMap) -> None:
+        self.instances = instances
+        self.reported: set[str] = set()
+
+    def after(self, result: FrameResult) -> tuple[list[Instance], list[str]]:
+        """(instances to report, reported ids now gone) for one :meth:`InstanceMap.integrate`."""
+        changed = [self.instances.instances[i] for i in result.updated]
+        confirmed = [i for i in changed if len(i.frames) >= self.instances.params.min_observations]
+        removed = [i for i in result.removed if i in self.reported]
+        self.reported.difference_update(removed)
+        self.reported.update(i.instance_id for i in confirmed)
+        return confirmed, removed

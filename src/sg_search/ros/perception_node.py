@@ -39,7 +39,7 @@ from sg_search.geometry import TransformError
 from sg_search.perception.config import PerceptionConfig
 from sg_search.perception.detection import DetectorError, RgbdImage, check_image
 from sg_search.perception.factory import create_detector
-from sg_search.perception.fusion import Instance, InstanceMap
+from sg_search.perception.fusion import Instance, InstanceMap, ReportedInstances
 from sg_search.ros.conversions import box_to_msg, point_to_msg
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
@@ -119,7 +119,7 @@ class Perception(Node):
         self.instances = InstanceMap(self.config.fusion(), self.config.backprojection())
         self.tf = create_transform_source(self)
         self.stats: Counter[str] = Counter()
-        self._published: set[str] = set()
+        self._reported = ReportedInstances(self.instances)
         self._categories: dict[int, tuple[str, str]] = {}
         self._info: CameraInfo | None = None
         self._buffers: dict[str, deque[Image]] = {
@@ -253,11 +253,7 @@ class Perception(Node):
         self.stats["frames"] += 1
         index = self.stats["frames"]
         result = self.instances.integrate(detections, depth, k, pose, index)
-        confirmed = [self.instances.instances[i] for i in result.updated]
-        confirmed = [i for i in confirmed if len(i.frames) >= self.instances.params.min_observations]
-        removed = [i for i in result.removed if i in self._published]
-        self._published.difference_update(removed)
-        self._published.update(i.instance_id for i in confirmed)
+        confirmed, removed = self._reported.after(result)
         if confirmed or removed:
             header = Header(stamp=depth_msg.header.stamp, frame_id=self.config.map_frame)
             self._publisher.publish(
@@ -284,7 +280,9 @@ class Perception(Node):
                 time.sleep(0.01)
 
     def _publish_stats(self) -> None:
-        stats = dict(self.stats, instances=len(self.instances.instances), published=len(self._published))
+        stats = dict(
+            self.stats, instances=len(self.instances.instances), published=len(self._reported.reported)
+        )
         self._stats_publisher.publish(String(data=json.dumps(stats, sort_keys=True)))
 
     def destroy_node(self) -> None:

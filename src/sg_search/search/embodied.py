@@ -25,7 +25,7 @@ from sg_search.config import default_params_file, from_params, load_node_params
 from sg_search.mapping.occupancy import FREE
 from sg_search.perception.config import PerceptionConfig
 from sg_search.perception.detection import RgbdImage
-from sg_search.perception.fusion import InstanceMap
+from sg_search.perception.fusion import InstanceMap, ReportedInstances
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.geodesic import DistanceField
@@ -141,7 +141,7 @@ class EmbodiedEpisode:
         self.frames = 0
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
-        self._published: set[str] = set()
+        self._reported = ReportedInstances(self.instances)
 
     def release(self) -> None:
         """Release the renderer."""
@@ -163,11 +163,7 @@ class EmbodiedEpisode:
         result = self.instances.integrate(
             detections, frame.depth, frame.intrinsics, frame.T_map_camera, self.frames
         )
-        confirmed = [self.instances.instances[i] for i in result.updated]
-        confirmed = [i for i in confirmed if len(i.frames) >= self.instances.params.min_observations]
-        removed = [i for i in result.removed if i in self._published]
-        self._published.difference_update(removed)
-        self._published.update(i.instance_id for i in confirmed)
+        confirmed, removed = self._reported.after(result)
         if confirmed or removed:
             self.builder.integrate(self.frames, [i.as_object_instance() for i in confirmed], removed)
 

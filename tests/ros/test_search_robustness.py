@@ -17,6 +17,7 @@ from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.action import NavigateTo
+from sg_search_interfaces.srv import GetSceneGraph
 from std_srvs.srv import Trigger
 from test_stack_over_dds import call
 
@@ -61,7 +62,9 @@ def test_cancel_second_goal_dead_planner_and_recovery(
     assert search.wait_until_ready(STARTUP_S), "no search action server"
 
     # 1. a search for something that is not there; a second goal meanwhile is refused
+    call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)
     assert search.start("find the unicorn", timeout_s=300.0)
+    assert wait_for(lambda: bool(search.feedback), 60.0) and not search.is_done(), search.result()
     assert not second.start("find the bed"), "a second search was accepted while one runs"
     assert wait_for(lambda: any(f.phase == "navigate" for f in search.feedback), 90.0), (
         "the robot never moved"

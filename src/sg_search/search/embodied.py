@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -101,15 +101,6 @@ class StackConfig:
         )
 
 
-@dataclass
-class Trace:
-    """What the report draws: the base's path, containers opened, goal candidates."""
-
-    path: list[tuple[float, float]] = field(default_factory=list)
-    opened: list[tuple[str, tuple[float, float]]] = field(default_factory=list)
-    rejected: list[tuple[str, tuple[float, float]]] = field(default_factory=list)
-
-
 class EmbodiedEpisode:
     """One episode's world, perception, map and graph; also the executor's :class:`Skills`."""
 
@@ -137,7 +128,6 @@ class EmbodiedEpisode:
         )
         self.knowledge = knowledge or KnowledgeModel.load_default()
         self.rooms = MapRooms()
-        self.trace = Trace()
         self.frames = 0
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
@@ -157,7 +147,6 @@ class EmbodiedEpisode:
     def _perceive(self, frame: Frame) -> None:
         """Perception and graph update for one frame (the perception node + graph server)."""
         self.frames += 1
-        self.trace.path.append((self.world.pose[0], self.world.pose[1]))
         image = RgbdImage(frame.rgb, frame.depth, frame.instance, frame.instances)
         detections = self.detector.detect(image)
         result = self.instances.integrate(
@@ -281,8 +270,6 @@ class EmbodiedEpisode:
             self.world.set_open(handle, open_, self.config.embodied.reach_m)
         except SimError as exc:
             return SkillResult(False, message=f"{node.id}: {exc}", code=ExecutorError.MANIPULATION_FAILED)
-        if open_:
-            self.trace.opened.append((node.id, (point[0], point[1])))
         return SkillResult(True, message=f"{'opened' if open_ else 'closed'} {node.id}")
 
     def look(self, node: SceneNode) -> SkillResult:
@@ -316,9 +303,6 @@ class EmbodiedEpisode:
             context = context_support(self.graph, node or candidate, goal, self._cooccurrence, params)
             credibility.add(goal_confidence(self.graph.get(candidate.id), goal), context)
         accepted = credibility.verdict == Verdict.ACCEPTED
-        if not accepted:
-            where = (node or candidate).position
-            self.trace.rejected.append((candidate.id, (where[0], where[1])))
         return VerificationReport(
             accepted,
             credibility.total,

@@ -23,7 +23,8 @@ setup(
             "knowledge/*.jsonl",
             "knowledge/*.npz",
             "knowledge/*.json",
-        ]
+        ],
+        f"{PACKAGE}.llm": ["prompts/*.txt"],
     },
     data_files=[
         ("share/ament_index/resource_index/packages", [f"resource/{PACKAGE}"]),

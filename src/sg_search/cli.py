@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from sg_search.llm import commands as llm_commands
 from sg_search.reasoning.knowledge import commands as knowledge_commands
 
 
@@ -50,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     query.add_argument("text")
     query.add_argument("--kind", default="")
     query.add_argument("--namespace", default="")
+    llm_commands.add_parsers(sub, graph_sub)
 
     bench = sub.add_parser("bench", help="run a benchmark ('sg-search bench list' names them)")
     bench.add_argument("name", help="benchmark name, or 'list'")
@@ -68,6 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--episodes-file", default="", help="JSON-lines episodes (symbolic), instead of drawn ones"
     )
+    llm_commands.add_llm_options(bench)
 
     sim = sub.add_parser("sim", help="simulator scenes: bddl houses and their procedural layouts")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True, metavar="ACTION")
@@ -107,6 +110,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _bench(args)
     if args.command == "sim":
         return _sim(args)
+    if args.command == "llm":
+        return llm_commands.run_llm(args)
+    if args.command == "graph" and args.graph_command == "ask":
+        return llm_commands.run_ask(args)
     if args.command == "graph" and args.graph_command in ("schema", "draw"):
         return _graph_offline(args)
     from sg_search.ros import commands  # needs rclpy
@@ -218,10 +225,17 @@ def _bench(args: argparse.Namespace) -> int:
     if args.episodes < 1 or args.workers < 1:
         print("--episodes and --workers must be >= 1", file=sys.stderr)
         return 2
-    options = BenchOptions(
-        args.split, args.episodes, args.seed, args.workers, args.agents, args.episodes_file
-    )
     try:
+        params = llm_commands.llm_params(args)
+        options = BenchOptions(
+            args.split,
+            args.episodes,
+            args.seed,
+            args.workers,
+            args.agents,
+            args.episodes_file,
+            tuple(f"{k}={v}" for k, v in params.items()),
+        )
         report = run_benchmark(args.name, options)
     except (KeyError, ValueError) as exc:
         print(f"sg-search bench: {exc.args[0]}", file=sys.stderr)

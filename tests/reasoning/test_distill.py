@@ -85,7 +85,7 @@ def test_non_json_answers_get_one_repair_prompt_then_a_clear_error(tmp_path: Pat
         client = ChatClient(config(server.base_url, tmp_path / "cache"))
         assert client.complete_json([{"role": "user", "content": "hi"}]) == {"ok": True}
         assert client.counters.repairs == 1 and client.counters.calls == 2
-        with pytest.raises(LlmError, match="did not answer with a JSON object"):
+        with pytest.raises(LlmError, match="stayed unusable after a repair"):
             client.complete_json([{"role": "user", "content": "again"}])
 
 

@@ -43,6 +43,7 @@ def search_episode(
     if isinstance(reasoner, str):
         reasoner = create_reasoner(reasoner, {**config.reasoner_params(), **(params or {})})
     reasoner.warm_up()
+    context = reasoner.verification_context()
     executor = AffordanceExecutor(env)
     env.look_around()
     return run_search(
@@ -51,8 +52,9 @@ def search_episode(
         env.read_graph,
         params=replace(config.search_params(MAX_DECISIONS, math.inf), settle_s=0.0),  # frames are synchronous
         execute=lambda candidate: executor.execute(candidate, env.graph),
-        verify=(lambda node: env.verify(node, node.category)) if config.verify else None,
+        verify=(lambda node: env.verify(node, node.category, context)) if config.verify else None,
         distances=env.distances,
+        position=lambda: (env.world.pose[0], env.world.pose[1], 0.0),
         should_stop=lambda: env.explorer.steps >= env.explorer.budget,
     )
 

@@ -118,6 +118,7 @@ def run_episode(
         params=SearchParams(max_steps=STEP_BUDGET, timeout_s=1e9, step_period_s=0.0, min_confidence=0.0),
         execute=env.execute,
         distances=env.distances,
+        position=lambda: (env.position[0], env.position[1], 0.0),
         sleep=lambda _: None,
     )
     success = float(outcome.success and outcome.found is not None and outcome.found.id == "target")

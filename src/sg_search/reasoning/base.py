@@ -7,7 +7,7 @@ when no map is available); positions are in ``map``.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
@@ -77,6 +77,16 @@ class Reasoner(abc.ABC):
 
     def warm_up(self) -> None:  # noqa: B027 - optional hook
         """Load what the first decision would otherwise wait for (models, embeddings)."""
+
+    def verification_context(self) -> Callable[[Sequence[str], str], Sequence[float]] | None:
+        """p(goal with label) for re-perception's context term, if this reasoner has its own
+        (SG-Nav: its subgraph scores); None = the search uses the commonsense knowledge."""
+        return None
+
+    def vocabulary_updates(self) -> tuple[str, ...]:
+        """Category names this reasoner wants perception to detect as well (MSGNav's adaptive
+        vocabulary); empty for most."""
+        return ()
 
 
 def actionable_candidates(graph: SceneGraph, rejected: frozenset[str] = frozenset()) -> list[Candidate]:

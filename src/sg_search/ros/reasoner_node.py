@@ -18,6 +18,8 @@ from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalRespons
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.parameter_client import AsyncParameterClient
 from sg_search_interfaces.action import ExecuteAffordance, SearchObject
 from sg_search_interfaces.msg import TargetScore
 from sg_search_interfaces.srv import GetGeodesicDistances, SelectTarget
@@ -32,6 +34,7 @@ from sg_search.scene_graph import SceneNode
 from sg_search.search import ExecutionReport, SearchError, SearchStep, VerificationReport, run_search
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.search.verification import (
+    Cooccurrence,
     Credibility,
     Verdict,
     context_support,
@@ -51,6 +54,9 @@ class ReasonerNode(Node):
         self._mirror = GraphMirror(self)
         self._busy = threading.Lock()
         self._knowledge: Any = None
+        self._verify_context: Cooccurrence = self._cooccurrence
+        self._pushed: set[str] = set()
+        self._vocabulary_client = AsyncParameterClient(self, self.config.vocabulary_node)
         self._target = self.create_publisher(PointStamped, "search/target", 10)
         self._distance_client = self.create_client(
             GetGeodesicDistances, "geodesic_distances", callback_group=ReentrantCallbackGroup()
@@ -100,6 +106,7 @@ class ReasonerNode(Node):
             handle.abort()
             result.error_code, result.error_msg = SearchError.UNKNOWN_REASONER, str(exc.args[0])
             return result
+        self._verify_context = reasoner.verification_context() or self._cooccurrence
         execute = (
             self._execute_candidate
             if self._executor_client.wait_for_server(timeout_sec=self.config.executor_wait_s)
@@ -111,6 +118,7 @@ class ReasonerNode(Node):
 
         def on_step(step: SearchStep) -> None:
             self._publish_target(step.target_node_id)
+            self._push_vocabulary(reasoner.vocabulary_updates())
             handle.publish_feedback(
                 SearchObject.Feedback(
                     step=step.step,
@@ -215,7 +223,7 @@ class ReasonerNode(Node):
                 time.sleep(0.1)
             graph = self._mirror.copy()
             context = (
-                context_support(graph, node or candidate, candidate.category, self._cooccurrence, params)
+                context_support(graph, node or candidate, candidate.category, self._verify_context, params)
                 if graph
                 else params.context_floor
             )
@@ -224,6 +232,26 @@ class ReasonerNode(Node):
         return VerificationReport(
             accepted, credibility.total, len(credibility.scores), approach.path_length, credibility.summary()
         )
+
+    def _push_vocabulary(self, names: Sequence[str]) -> None:
+        """Add a reasoner's new category names to perception's ``vocabulary`` parameter (MSGNav's
+        adaptive vocabulary). An empty vocabulary already means every category: left as is."""
+        new = [n for n in names if n not in self._pushed]
+        if not new:
+            return
+        self._pushed.update(new)
+        client = self._vocabulary_client
+
+        def with_current(future: Any) -> None:
+            values = future.result().values if future.result() is not None else []
+            current = list(values[0].string_array_value) if values else []
+            if current:
+                merged = current + [n for n in new if n not in current]
+                client.set_parameters([Parameter("vocabulary", value=merged)])
+                self.get_logger().info(f"perception vocabulary += {new}")
+
+        if client.services_are_ready():
+            client.get_parameters(["vocabulary"]).add_done_callback(with_current)
 
     def _publish_target(self, node_id: str) -> None:
         """The current target's position on ``search/target`` (rviz)."""

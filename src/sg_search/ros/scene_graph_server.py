@@ -12,6 +12,8 @@ Services:
   ``scene_graph/schema`` (GetSchema)
   ``scene_graph/set_state`` (SetNodeState)  the executor records opened/explored nodes
   ``scene_graph/run_code`` (RunGraphCode)  sandboxed Python over a read-only copy (SG-RwR retriever)
+With ``llm_edges``, an LLM proposes SG-Nav's long-range edges for new objects, one request per
+``llm_edges_period_s`` (steady clock), outside the graph lock.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 import numpy as np
 from nav_msgs.msg import OccupancyGrid
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.msg import FrontierArray, ObjectObservationArray, SceneGraphUpdate
@@ -34,6 +37,7 @@ from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
 from sg_search.mapping.grid import GridSpec
+from sg_search.reasoning.llm.edges import LlmEdgeProposer
 from sg_search.ros.conversions import frontiers_from_msg, instances_from_msg, node_to_msg, update_to_msg
 from sg_search.ros.markers import graph_markers
 from sg_search.ros.params import declare_config
@@ -43,6 +47,7 @@ from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.prior import load_prior
 from sg_search.scene_graph.query import find_nodes
+from sg_search.scene_graph.relations import add_long_edges, edge_proposal_prompt, long_edge_pairs
 from sg_search.scene_graph.rooms import MapRooms, graph_objects
 from sg_search.scene_graph.sandbox import SandboxLimits, run_graph_code
 from sg_search.scene_graph.schema import schema_yaml
@@ -60,10 +65,14 @@ class SceneGraphServer(Node):
         self.graph = SceneGraph(self.config.history_limit, self.config.max_frame_ids)
         self.lock = threading.Lock()  # guards the graph
         self._load_initial_graph()
+        self._proposer = (
+            LlmEdgeProposer.from_params(self.config.llm_params()) if self.config.llm_edges else None
+        )
         self.builder = SceneGraphBuilder(
             self.graph,
             self.config.builder(),
             load_related_pairs(self.config.related_categories_file or None),
+            proposer=self._proposer,
         )
         self.builder.refresh()
         self._published_sequence = 0
@@ -96,6 +105,13 @@ class SceneGraphServer(Node):
         self.create_service(GetSchema, "scene_graph/schema", self._on_schema)
         if self.config.full_update_period_s > 0:
             self.create_timer(self.config.full_update_period_s, self._publish_full)
+        if self._proposer is not None:
+            self.create_timer(
+                self.config.llm_edges_period_s,
+                self._propose_edges,
+                callback_group=MutuallyExclusiveCallbackGroup(),
+                clock=Clock(clock_type=ClockType.STEADY_TIME),
+            )
         self._publish_full()
 
     def _load_initial_graph(self) -> None:
@@ -176,6 +192,26 @@ class SceneGraphServer(Node):
             objects = graph_objects(self.graph)
         segmentation, names = rooms.segment(objects, states == 0, spec)  # ~0.3 s: outside the lock
         self._apply("rooms", "", lambda: rooms.tracker.update(self.graph, segmentation, names))
+
+    def _propose_edges(self) -> None:
+        """SG-Nav long edges: one LLM request for the objects added since the last one; the graph
+        lock is held to collect the pairs and to add the kept edges, not while the model thinks."""
+        assert self._proposer is not None
+        with self.lock:
+            pairs = long_edge_pairs(self.graph, self.builder.take_pending())
+        if not pairs:
+            return
+        failures = len(self._proposer.failures)
+        proposals = self._proposer.propose(edge_proposal_prompt(pairs), pairs)
+        if len(self._proposer.failures) > failures:
+            self.get_logger().warning(f"long-edge proposal failed: {self._proposer.failures[-1]}")
+        with self.lock:
+            builder = self.builder
+            kept = add_long_edges(
+                self.graph, pairs, proposals, builder.is_unobstructed, builder.params.relations
+            )
+            builder.long_edge_stats.record(len(pairs), len(proposals), len(kept))
+            self._publish_incremental()
 
     def _on_set_state(
         self, request: SetNodeState.Request, response: SetNodeState.Response

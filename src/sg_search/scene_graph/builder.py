@@ -143,9 +143,15 @@ class SceneGraphBuilder:
             self._pending_new += result.added
         return result
 
+    def take_pending(self) -> list[str]:
+        """The objects added since the last proposal (and forget them): for a host that runs the
+        proposal itself (:func:`long_edge_pairs`, the proposer outside its lock, :func:`add_long_edges`)."""
+        pending, self._pending_new = self._pending_new, []
+        return pending
+
     def propose_pending(self) -> list[SceneEdge]:
         """One batched long-edge proposal for every object added since the last call."""
-        pending, self._pending_new = self._pending_new, []
+        pending = self.take_pending()
         if self.proposer is None or not pending:
             return []
         return propose_long_edges(

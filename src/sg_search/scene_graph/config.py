@@ -35,6 +35,16 @@ class SceneGraphServerConfig:
     sandbox_memory_mb: int = 1024
     rooms_from_map: bool = True
     rooms_period_s: float = 5.0
+    llm_edges: bool = False
+    llm_edges_period_s: float = 5.0
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_cache_dir: str = ""
+    llm_timeout_s: float = 60.0
+
+    def llm_params(self) -> dict[str, object]:
+        """The ``llm_*`` parameters of the edge proposer's client."""
+        return {k: v for k, v in self.__dict__.items() if k.startswith("llm_") and k != "llm_edges_period_s"}
 
     def builder(self) -> BuilderParams:
         """The parameters of :class:`SceneGraphBuilder`."""

@@ -134,19 +134,15 @@ def update_geometric_relations(
 
 
 def edge_proposal_prompt(pairs: Sequence[tuple[SceneNode, SceneNode]]) -> str:
-    """The single batched prompt for all pairs (JSON answer)."""
-    lines = [
-        "You see objects in a home, with positions in metres (x, y, z).",
-        "For each numbered pair, give the most likely spatial relation of the first object to the",
-        f"second, one of: {', '.join(LONG_RANGE_RELATIONS)}, or none.",
-        'Answer JSON only: {"relations": [{"pair": <number>, "relation": "<relation>"}]}',
-        "Pairs:",
-    ]
+    """The single batched prompt for all pairs (template ``sgnav_edges``; JSON answer)."""
+    from sg_search.llm.prompts import render
+
+    lines = []
     for i, (a, b) in enumerate(pairs):
         pa = ", ".join(f"{v:.1f}" for v in a.position)
         pb = ", ".join(f"{v:.1f}" for v in b.position)
         lines.append(f"{i}: {a.category} ({a.id}) at ({pa}) -- {b.category} ({b.id}) at ({pb})")
-    return "\n".join(lines)
+    return render("sgnav_edges", relations=", ".join(LONG_RANGE_RELATIONS), pairs="\n".join(lines))
 
 
 ObstructionCheck = Callable[[Vec3, Vec3], bool]
@@ -198,43 +194,44 @@ class LongEdgeStats:
     proposed: int = 0
     kept: int = 0
 
+    def record(self, pairs: int, proposed: int, kept: int) -> None:
+        """Count one proposal request."""
+        self.calls += 1
+        self.pairs += pairs
+        self.proposed += proposed
+        self.kept += kept
 
-def propose_long_edges(
-    graph: SceneGraph,
-    new_ids: Sequence[str],
-    proposer: EdgeProposer,
-    is_unobstructed: ObstructionCheck | None,
-    params: RelationParams,
-    stats: LongEdgeStats,
-) -> list[SceneEdge]:
-    """One proposer call for all (new x (new and old)) object pairs; add and return the kept edges.
 
-    Without an obstruction check (no occupancy map yet) proposals are kept only by the
-    same-room and wall-parallel rules.
-    """
+def long_edge_pairs(graph: SceneGraph, new_ids: Sequence[str]) -> list[tuple[SceneNode, SceneNode]]:
+    """All (new x (new and old)) object pairs within a room, for one proposal request (pairs
+    across rooms would be pruned by the same-room rule anyway)."""
     new_set = set(new_ids)
     new = [n for n in (graph.get(i) for i in new_ids) if n is not None and n.layer == Layer.OBJECT]
-    # Pairs across rooms would be pruned by the same-room rule anyway: leave them out of the prompt.
     pairs = []
     for i, a in enumerate(new):
-        partners = [*new[i + 1 :]]
-        if a.room_id:
-            partners = [b for b in partners if b.room_id == a.room_id]
-            partners += [b for b in graph.nodes_in_room(a.room_id, Layer.OBJECT) if b.id not in new_set]
-        else:
-            partners = []
+        if not a.room_id:
+            continue
+        partners = [b for b in new[i + 1 :] if b.room_id == a.room_id]
+        partners += [b for b in graph.nodes_in_room(a.room_id, Layer.OBJECT) if b.id not in new_set]
         pairs += [(a, b) for b in partners]
-    objects = {n.id: n for pair in pairs for n in pair}
-    if not pairs:
-        return []
-    stats.calls += 1
-    stats.pairs += len(pairs)
-    proposals = proposer.propose(edge_proposal_prompt(pairs), pairs)
-    stats.proposed += len(proposals)
+    return pairs
+
+
+def add_long_edges(
+    graph: SceneGraph,
+    pairs: Sequence[tuple[SceneNode, SceneNode]],
+    proposals: Sequence[tuple[str, str, str]],
+    is_unobstructed: ObstructionCheck | None,
+    params: RelationParams,
+) -> list[SceneEdge]:
+    """Add the proposals that survive pruning (both objects asked about and still in the graph,
+    a long-range relation, same room, wall-parallel, unobstructed); return them."""
+    asked = {n.id for pair in pairs for n in pair}
     kept = []
     with graph.transaction():
         for source, target, relation in proposals:
-            src, dst = objects.get(source), objects.get(target)
+            src = graph.get(source) if source in asked else None
+            dst = graph.get(target) if target in asked else None
             if src is None or dst is None or relation not in LONG_RANGE_RELATIONS:
                 continue
             if (
@@ -248,7 +245,29 @@ def propose_long_edges(
             edge = SceneEdge(source, target, EdgeKind.SPATIAL, relation, EdgeOrigin.LLM, 0.5)
             graph.upsert_edge(edge)
             kept.append(edge)
-    stats.kept += len(kept)
+    return kept
+
+
+def propose_long_edges(
+    graph: SceneGraph,
+    new_ids: Sequence[str],
+    proposer: EdgeProposer,
+    is_unobstructed: ObstructionCheck | None,
+    params: RelationParams,
+    stats: LongEdgeStats,
+) -> list[SceneEdge]:
+    """One proposer call for all (new x (new and old)) object pairs; add and return the kept edges.
+
+    Without an obstruction check (no occupancy map yet) proposals are kept only by the
+    same-room and wall-parallel rules. A host that must not hold its graph lock during the
+    call uses :func:`long_edge_pairs`, the proposer and :func:`add_long_edges` itself.
+    """
+    pairs = long_edge_pairs(graph, new_ids)
+    if not pairs:
+        return []
+    proposals = proposer.propose(edge_proposal_prompt(pairs), pairs)
+    kept = add_long_edges(graph, pairs, proposals, is_unobstructed, params)
+    stats.record(len(pairs), len(proposals), len(kept))
     return kept
 
 

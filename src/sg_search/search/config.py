@@ -36,17 +36,33 @@ class ReasonerNodeConfig:
     room_default: float = 0.7
     frontier_default: float = 0.6
     frontier_radius_m: float = 3.0
+    llm_fallback: str = "scout"
+    llm_base_url: str = ""
+    llm_model: str = ""
+    llm_cache_dir: str = ""
+    llm_timeout_s: float = 60.0
+    llm_max_retries: int = 2
+    llm_max_requests: int = 100
+    llm_max_tokens: int = 0
+    llm_structured: str = "json_object"
+    vocabulary_node: str = "perception"
 
-    def reasoner_params(self) -> dict[str, float | int]:
-        """What :func:`create_reasoner` gets: the seed and the utility reasoners' constants."""
-        return {
+    def reasoner_params(self) -> dict[str, float | int | str]:
+        """What :func:`create_reasoner` gets: the seed, the utility reasoners' constants, and
+        the LLM reasoners' client parameters and fallback."""
+        params: dict[str, float | int | str] = {
             "seed": self.seed,
             "room_influence": self.room_influence,
             "margin": self.utility_margin,
             "room_default": self.room_default,
             "frontier_default": self.frontier_default,
             "frontier_radius_m": self.frontier_radius_m,
+            "fallback": self.llm_fallback,
         }
+        params.update(
+            {k: v for k, v in self.__dict__.items() if k.startswith("llm_") and k != "llm_fallback"}
+        )
+        return params
 
     def search_params(self, max_steps: int = 0, timeout_s: float = 0.0) -> SearchParams:
         """Search budgets; a goal's non-zero ``max_steps``/``timeout_s`` override the defaults."""

@@ -40,7 +40,13 @@ from sg_search.scene_graph.rooms import MapRooms
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.search.executor import ExecutorError, SkillResult
 from sg_search.search.loop import VerificationReport
-from sg_search.search.verification import Credibility, Verdict, context_support, goal_confidence
+from sg_search.search.verification import (
+    Cooccurrence,
+    Credibility,
+    Verdict,
+    context_support,
+    goal_confidence,
+)
 from sg_search.sim.episodes import Episode
 from sg_search.sim.mujoco.scene import episode_world
 from sg_search.sim.mujoco.world import CameraConfig, Frame, SimError
@@ -288,9 +294,12 @@ class EmbodiedEpisode:
             self.graph.upsert_node(replace(node, state=state))
 
     # ------------------------------------------------------------------ verification
-    def verify(self, candidate: SceneNode, goal: str) -> VerificationReport:
+    def verify(
+        self, candidate: SceneNode, goal: str, context_scores: Cooccurrence | None = None
+    ) -> VerificationReport:
         """Approach the candidate within reach, then re-observe it until the credibility
-        verdict (see :mod:`sg_search.search.verification`)."""
+        verdict (see :mod:`sg_search.search.verification`); ``context_scores`` replace the
+        commonsense co-occurrence in the context term (a reasoner's own, e.g. SG-Nav's)."""
         before = self.world.travelled
         params = self.config.reasoner.credibility()
         credibility = Credibility(candidate.id, params)
@@ -300,7 +309,9 @@ class EmbodiedEpisode:
             node = self.graph.get(candidate.id)
             if node is not None:
                 self.face(node)
-            context = context_support(self.graph, node or candidate, goal, self._cooccurrence, params)
+            context = context_support(
+                self.graph, node or candidate, goal, context_scores or self._cooccurrence, params
+            )
             credibility.add(goal_confidence(self.graph.get(candidate.id), goal), context)
         accepted = credibility.verdict == Verdict.ACCEPTED
         return VerificationReport(

@@ -19,6 +19,7 @@ from enum import IntEnum
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.scene_graph.categories import query_category
+from sg_search.scene_graph.model import Vec3
 from sg_search.scene_graph.query import find_nodes
 
 
@@ -137,12 +138,14 @@ def run_search(
     on_step: Callable[[SearchStep], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
     distances: Callable[[], Mapping[str, float]] | None = None,
+    position: Callable[[], Vec3 | None] | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SearchOutcome:
     """Search for ``query`` until found (and verified), out of budget, stuck or stopped.
 
-    ``distances`` gives geodesic metres from the robot to graph nodes for the reasoner.
+    ``distances`` gives geodesic metres from the robot to graph nodes for the reasoner;
+    ``position`` the robot's position in ``map`` [m] (LLM reasoners describe what is near it).
     Without ``verify`` the first goal-category node at ``min_confidence`` is the find.
     """
     params = params or SearchParams()
@@ -177,7 +180,8 @@ def run_search(
                 return outcome
             continue  # rejected: look at the graph again before deciding
         known = distances() if distances is not None else {}
-        decision = reasoner.decide(ReasonerInput(graph, query, known, rejected=frozenset(rejected)))
+        here = position() if position is not None else None
+        decision = reasoner.decide(ReasonerInput(graph, query, known, here, frozenset(rejected)))
         best = decision.best
         if best is None:
             if execute is not None and clock() - idle_since >= params.settle_s:

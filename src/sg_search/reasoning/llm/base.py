@@ -67,8 +67,13 @@ class LlmReasoner(Reasoner):
             self.fallbacks += 1
             self.fallback_reasons.append(str(exc)[:200])
             decision = self._fallback_reasoner().decide(observation)
+            ranked = list(decision.ranked)
+            if ranked:  # a search's step reports the best candidate's reason: say who decided
+                ranked[0] = replace(
+                    ranked[0], reason=f"{self.fallback_name} (LLM unusable): {ranked[0].reason}"
+                )
             return Decision(
-                decision.ranked,
+                tuple(ranked),
                 f"{self.name}: LLM unusable ({str(exc)[:120]}); {self.fallback_name} decided: "
                 f"{decision.explanation}",
             )

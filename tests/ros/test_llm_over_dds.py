@@ -1,0 +1,81 @@
+"""An LLM reasoner and the LLM long-edge proposer in their nodes, in separate processes over
+DDS, against a scripted OpenAI-compatible server in this process (HTTP on 127.0.0.1): the
+search follows the model's choices, and a model that stops answering ends in fallback
+decisions, not a failed search."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from conftest import wait_for
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from scripted_llm import ScriptedLlm, scripted_llm
+from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
+from test_stack_over_dds import SCENE, STARTUP_S, observe
+
+from sg_search.ros.search_client import SearchClient, TaskResult
+from sg_search.scene_graph.observations import ObjectInstance
+
+pytestmark = pytest.mark.ros
+
+
+def model(state: list[ScriptedLlm]):  # type: ignore[no-untyped-def]
+    def answer(prompt: str) -> str:
+        if "For each numbered pair" in prompt:  # the scene-graph server's long-edge proposal
+            pairs = re.findall(r"^(\d+): ", prompt, re.M)
+            return json.dumps({"relations": [{"pair": int(n), "relation": "opposite to"} for n in pairs]})
+        if state[0].fail_after is not None:
+            return "no"
+        ids = re.findall(r"^(\S+): (?:explore|open|look at) ", prompt, re.M)
+        choice = next((i for i in ids if i == "nightstand_0"), ids[0])
+        return json.dumps({"action": choice, "reason": f"scripted model picks {choice}"})
+
+    return answer
+
+
+def test_llm_reasoner_and_edge_proposer_over_dds(start_node: Any, ros_node: Node) -> None:
+    state: list[ScriptedLlm] = []
+    with scripted_llm(model(state)) as server:
+        state.append(server)
+        llm = ["-p", f"llm_base_url:={server.base_url}", "-p", "llm_model:=scripted"]
+        start_node("scene_graph_server", "-p", f"prior_scene_file:={SCENE}", "-p", "llm_edges:=true",
+                   "-p", "llm_edges_period_s:=0.3", *llm)  # fmt: skip
+        start_node("reasoner", "-p", "step_period_s:=0.2", "-p", "max_steps:=2000",
+                   "-p", "default_reasoner:=moma-llm", "-p", "llm_fallback:=nearest", *llm)  # fmt: skip
+        updates: list[SceneGraphUpdate] = []
+        ros_node.create_subscription(
+            SceneGraphUpdate,
+            "scene_graph/updates",
+            updates.append,
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE),
+        )
+        observations = ros_node.create_publisher(ObjectObservationArray, "observations", 10)
+        assert wait_for(lambda: observations.get_subscription_count() > 0)
+
+        client = SearchClient(ros_node)
+        assert client.wait_until_ready(STARTUP_S)
+        assert client.start("find the passport", timeout_s=120.0)
+        assert wait_for(lambda: len(client.feedback) >= 2, 30.0), "no feedback from the search"
+        assert client.feedback[0].target_node_id == "nightstand_0"
+        assert "scripted model picks nightstand_0" in client.feedback[0].explanation
+
+        server.fail_after = len(server.requests)  # the model goes down: HTTP 500 from now on
+        assert wait_for(lambda: any("nearest (LLM unusable)" in f.explanation for f in client.feedback), 30.0)
+        server.fail_after = None
+
+        observe(ros_node, observations, 1, ObjectInstance("obj_9", "passport", 0.81, (7.6, -1.5, 0.2)),
+                ObjectInstance("obj_10", "lamp", 0.9, (7.6, 1.5, 0.5)))  # fmt: skip
+        assert client.wait(30.0), "search did not finish after the passport was observed"
+        assert client.status() == TaskResult.SUCCEEDED and client.result().object_id == "obj_9"
+        # The long-edge proposal for the two new objects: one request, an LLM edge in an update.
+        assert wait_for(lambda: any("For each numbered pair" in json.dumps(r) for r in server.requests), 20.0)
+        assert wait_for(
+            lambda: any(
+                e.origin == 1 and {e.source, e.target} & {"obj_9", "obj_10"} for u in updates for e in u.edges
+            ),
+            20.0,
+        ), "no LLM edge reached the graph"

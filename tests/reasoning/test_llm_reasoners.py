@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from scripted_llm import Scripted, ScriptedLlm, prompt_text, scripted_llm
 from sg_search.bench.symbolic import run_episode
 from sg_search.reasoning import ReasonerInput, create_reasoner
 from sg_search.reasoning.llm.base import LlmReasoner
+from sg_search.scene_graph import Layer
 from sg_search.sim.bddl_scenes import load_house
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.layout import layout_house
@@ -191,3 +193,25 @@ def test_offline_without_fallback_is_an_explicit_error(
     decision = lenient.decide(observation)
     assert decision.best is not None and "nearest decided" in decision.explanation
     assert isinstance(lenient, LlmReasoner) and lenient.stats()["llm_fallbacks"] == 1.0
+
+
+def test_msgnav_sends_the_images_that_saw_key_objects_together(episode: Episode, tmp_path: Path) -> None:
+    import numpy as np
+
+    env = SymSearchEnv(layout_house(load_house(episode.scene), episode.layout_seed), episode)
+    graph = env.graph
+    seen = [n for n in graph.nodes() if n.layer == Layer.OBJECT and n.category][:2]
+    for node in seen:
+        graph.upsert_node(replace(node, frame_ids=(4, 7)))
+    frames = {f: np.full((48, 64, 3), f, dtype=np.uint8) for f in (4, 7, 9)}
+    ref: list[ScriptedLlm] = []
+    with scripted_llm(sensible(ref)) as server:
+        ref.append(server)
+        reasoner = create_reasoner("msgnav", params(server, tmp_path, fallback="", key_objects=50))
+        reasoner.reset(episode.query)
+        reasoner.decide(ReasonerInput(graph, episode.query, env.distances(), images=frames))
+        find = next(r for r in server.requests if "matter most" in prompt_text(r["messages"][-1]))
+    parts = find["messages"][-1]["content"]
+    assert [p["type"] for p in parts] == ["text", "image_url", "image_url"]  # frames 7 and 4, not 9
+    assert "Attached: 2 images" in parts[0]["text"]
+    assert reasoner.vocabulary_updates() == ("yogurt pot",)

@@ -55,6 +55,7 @@ def search_episode(
         verify=(lambda node: env.verify(node, node.category, context)) if config.verify else None,
         distances=env.distances,
         position=lambda: (env.world.pose[0], env.world.pose[1], 0.0),
+        images=lambda: env.recent_rgb,
         should_stop=lambda: env.explorer.steps >= env.explorer.budget,
     )
 

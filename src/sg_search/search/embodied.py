@@ -13,6 +13,7 @@ parts as nodes over DDS. Frame ``map``, metres, radians.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,6 +67,7 @@ class EmbodiedParams:
         reach_radii: viewpoint circles [m] for manipulation (within reach).
         reach_tolerance_m: how close [m] to such a viewpoint the base must get.
         rooms_every: re-segment rooms at most every this many frames.
+        kept_frames: the most recent RGB frames kept for VLM reasoners (by frame id).
     """
 
     width: int = 320
@@ -78,6 +80,7 @@ class EmbodiedParams:
     reach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
     reach_tolerance_m: float = 0.1
     rooms_every: int = 20
+    kept_frames: int = 16
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,7 @@ class EmbodiedEpisode:
         self.knowledge = knowledge or KnowledgeModel.load_default()
         self.rooms = MapRooms()
         self.frames = 0
+        self.recent_rgb: OrderedDict[int, np.ndarray] = OrderedDict()  # frame id -> RGB, for VLMs
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
         self._reported = ReportedInstances(self.instances)
@@ -153,6 +157,9 @@ class EmbodiedEpisode:
     def _perceive(self, frame: Frame) -> None:
         """Perception and graph update for one frame (the perception node + graph server)."""
         self.frames += 1
+        self.recent_rgb[self.frames] = frame.rgb
+        while len(self.recent_rgb) > self.config.embodied.kept_frames:
+            self.recent_rgb.popitem(last=False)
         image = RgbdImage(frame.rgb, frame.depth, frame.instance, frame.instances)
         detections = self.detector.detect(image)
         result = self.instances.integrate(

@@ -15,6 +15,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import IntEnum
+from typing import Any
 
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput
 from sg_search.scene_graph import SceneGraph, SceneNode
@@ -139,13 +140,15 @@ def run_search(
     should_stop: Callable[[], bool] = lambda: False,
     distances: Callable[[], Mapping[str, float]] | None = None,
     position: Callable[[], Vec3 | None] | None = None,
+    images: Callable[[], Mapping[int, Any]] | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SearchOutcome:
     """Search for ``query`` until found (and verified), out of budget, stuck or stopped.
 
     ``distances`` gives geodesic metres from the robot to graph nodes for the reasoner;
-    ``position`` the robot's position in ``map`` [m] (LLM reasoners describe what is near it).
+    ``position`` the robot's position in ``map`` [m] (LLM reasoners describe what is near it);
+    ``images`` recent RGB frames by frame id (VLM reasoners attach those that saw a node).
     Without ``verify`` the first goal-category node at ``min_confidence`` is the find.
     """
     params = params or SearchParams()
@@ -181,7 +184,8 @@ def run_search(
             continue  # rejected: look at the graph again before deciding
         known = distances() if distances is not None else {}
         here = position() if position is not None else None
-        decision = reasoner.decide(ReasonerInput(graph, query, known, here, frozenset(rejected)))
+        frames = images() if images is not None else {}
+        decision = reasoner.decide(ReasonerInput(graph, query, known, here, frozenset(rejected), frames))
         best = decision.best
         if best is None:
             if execute is not None and clock() - idle_since >= params.settle_s:

@@ -215,3 +215,24 @@ def test_msgnav_sends_the_images_that_saw_key_objects_together(episode: Episode,
     assert [p["type"] for p in parts] == ["text", "image_url", "image_url"]  # frames 7 and 4, not 9
     assert "Attached: 2 images" in parts[0]["text"]
     assert reasoner.vocabulary_updates() == ("yogurt pot",)
+
+
+@pytest.mark.parametrize(("reply", "accepted"), [('{"answer": "yes"}', True), ('{"answer": "no"}', False),
+                                                 ("garbage", True)])  # fmt: skip
+def test_msgnav_completion_check_on_arrival(
+    reply: str, accepted: bool, episode: Episode, tmp_path: Path
+) -> None:
+    from sg_search.search import VerificationReport
+    from sg_search.search.loop import with_arrival_check
+
+    env = SymSearchEnv(layout_house(load_house(episode.scene), episode.layout_seed), episode)
+    node = next(n for n in env.graph.nodes() if n.layer == Layer.OBJECT and n.category)
+    with scripted_llm(lambda _: reply) as server:
+        reasoner = create_reasoner("msgnav", params(server, tmp_path))
+        reasoner.reset(episode.query)
+        check = with_arrival_check(lambda _: VerificationReport(True, 0.9, 2), reasoner, lambda: env.graph)
+        report = check(node)
+        asked = prompt_text(server.requests[0]["messages"][-1])
+    assert report.accepted is accepted and f"find a {episode.query}" in asked
+    if not accepted:
+        assert "msgnav says the robot is not at the" in report.message

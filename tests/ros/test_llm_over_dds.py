@@ -71,6 +71,9 @@ def test_llm_reasoner_and_edge_proposer_over_dds(start_node: Any, ros_node: Node
                 ObjectInstance("obj_10", "lamp", 0.9, (7.6, 1.5, 0.5)))  # fmt: skip
         assert client.wait(30.0), "search did not finish after the passport was observed"
         assert client.status() == TaskResult.SUCCEEDED and client.result().object_id == "obj_9"
+        assert re.search(
+            r"\[LLM: \d+ requests \(0 cached\), \d+ tokens, .* [1-9]\d* fallback", client.result().explanation
+        )
         # The long-edge proposal for the two new objects: one request, an LLM edge in an update.
         assert wait_for(lambda: any("For each numbered pair" in json.dumps(r) for r in server.requests), 20.0)
         assert wait_for(

@@ -25,7 +25,7 @@ from sg_search.bench.common import BenchOptions, BenchReport, map_episodes, reas
 from sg_search.reasoning import Reasoner, create_reasoner
 from sg_search.search.embodied import EmbodiedEpisode, StackConfig
 from sg_search.search.executor import AffordanceExecutor
-from sg_search.search.loop import SearchOutcome, run_search
+from sg_search.search.loop import SearchOutcome, run_search, with_arrival_check
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
 
@@ -52,7 +52,14 @@ def search_episode(
         env.read_graph,
         params=replace(config.search_params(MAX_DECISIONS, math.inf), settle_s=0.0),  # frames are synchronous
         execute=lambda candidate: executor.execute(candidate, env.graph),
-        verify=(lambda node: env.verify(node, node.category, context)) if config.verify else None,
+        verify=with_arrival_check(
+            lambda node: env.verify(node, node.category, context),
+            reasoner,
+            env.read_graph,
+            lambda: env.recent_rgb,
+        )
+        if config.verify
+        else None,
         distances=env.distances,
         position=lambda: (env.world.pose[0], env.world.pose[1], 0.0),
         images=lambda: env.recent_rgb,

@@ -169,8 +169,8 @@ class Progress:
 
 
 def reasoner_stats(reasoner: Any) -> dict[str, float]:
-    """An LLM reasoner's counters for a benchmark row (requests, calls, cache hits, tokens,
-    latency, fallbacks, ...); empty for other reasoners."""
+    """A reasoner's counters for a benchmark row (an LLM reasoner's requests, calls, cache hits,
+    tokens, latency, fallbacks, ...; empty for the others and for the oracle)."""
     stats = getattr(reasoner, "stats", None)
     return dict(stats()) if callable(stats) else {}
 

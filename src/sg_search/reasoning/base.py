@@ -83,6 +83,15 @@ class Reasoner(abc.ABC):
         (SG-Nav: its subgraph scores); None = the search uses the commonsense knowledge."""
         return None
 
+    def confirm_arrival(self, graph: SceneGraph, node: SceneNode, images: Mapping[int, Any]) -> bool | None:
+        """A last check once verification accepted ``node`` (MSGNav's Yes/No on arrival):
+        False rejects the find, None means no opinion (the default)."""
+        return None
+
+    def stats(self) -> dict[str, float]:
+        """Counters for benchmark rows and results (LLM requests, tokens, ...); empty by default."""
+        return {}
+
     def vocabulary_updates(self) -> tuple[str, ...]:
         """Category names this reasoner wants perception to detect as well (MSGNav's adaptive
         vocabulary); empty for most."""

@@ -26,6 +26,7 @@ from sg_search_interfaces.srv import GetGeodesicDistances, SelectTarget
 
 from sg_search.reasoning import Candidate, ReasonerInput, create_reasoner
 from sg_search.reasoning.base import SkillAffordance
+from sg_search.reasoning.llm.base import stats_line
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror
@@ -33,6 +34,7 @@ from sg_search.ros.params import declare_config
 from sg_search.scene_graph import SceneNode
 from sg_search.search import ExecutionReport, SearchError, SearchStep, VerificationReport, run_search
 from sg_search.search.config import ReasonerNodeConfig
+from sg_search.search.loop import with_arrival_check
 from sg_search.search.verification import (
     Cooccurrence,
     Credibility,
@@ -135,7 +137,7 @@ class ReasonerNode(Node):
 
         verify = None
         if execute is not None and self.config.verify:
-            verify = lambda node: self._verify(node, stop)  # noqa: E731
+            verify = with_arrival_check(lambda node: self._verify(node, stop), reasoner, self._mirror.copy)
         outcome = run_search(
             goal.query,
             reasoner,
@@ -152,7 +154,8 @@ class ReasonerNode(Node):
         result.error_msg = outcome.message
         result.steps = outcome.steps
         result.path_length = float(outcome.path_length)
-        result.explanation = outcome.explanation
+        llm = stats_line(reasoner.stats())
+        result.explanation = f"{outcome.explanation} [{llm}]" if llm else outcome.explanation
         if outcome.found is not None:
             found = outcome.found
             result.object_id, result.category, result.room_id = found.id, found.category, found.room_id

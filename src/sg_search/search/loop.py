@@ -360,3 +360,27 @@ def _relation(graph: SceneGraph, node: SceneNode) -> str:
         if edge.source == node.id and edge.target == node.parent_id and edge.relation in ("on", "inside"):
             return edge.relation
     return "in"
+
+
+def with_arrival_check(
+    verify: Callable[[SceneNode], VerificationReport],
+    reasoner: Reasoner,
+    read_graph: Callable[[], SceneGraph | None],
+    images: Callable[[], Mapping[int, Any]] = dict,
+) -> Callable[[SceneNode], VerificationReport]:
+    """``verify``, then the reasoner's own check of an accepted find
+    (:meth:`Reasoner.confirm_arrival`, MSGNav's Yes/No): a "no" turns the acceptance into a
+    rejection; no opinion leaves it as it was."""
+
+    def check(candidate: SceneNode) -> VerificationReport:
+        report = verify(candidate)
+        if not report.accepted:
+            return report
+        graph = read_graph()
+        node = graph.get(candidate.id) if graph is not None else None
+        if graph is None or node is None or reasoner.confirm_arrival(graph, node, images()) is not False:
+            return report
+        message = f"{report.message}; but {reasoner.name} says the robot is not at the {candidate.category}"
+        return VerificationReport(False, report.credibility, report.observations, report.path_length, message)
+
+    return check

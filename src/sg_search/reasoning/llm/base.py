@@ -104,6 +104,18 @@ class LlmReasoner(Reasoner):
         }
 
 
+def stats_line(stats: Mapping[str, float]) -> str:
+    """An LLM reasoner's counters in one line for a search result ("" for other reasoners)."""
+    if "llm_requests" not in stats:
+        return ""
+    tokens = stats["llm_prompt_tokens"] + stats["llm_completion_tokens"]
+    return (
+        f"LLM: {stats['llm_requests']:.0f} requests ({stats['llm_cache_hits']:.0f} cached), "
+        f"{tokens:.0f} tokens, "
+        f"{stats['llm_latency_s']:.1f} s waiting, {stats['llm_fallbacks']:.0f} fallback decisions"
+    )
+
+
 def with_distances(observation: ReasonerInput) -> list[Candidate]:
     """Actionable candidates with their distance [m] filled in, nearest first."""
     out = [

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.llm import render, user_message
+from sg_search.llm import LlmError, render, user_message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
 from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
 from sg_search.reasoning.llm.text import (
@@ -186,6 +186,15 @@ class MsgNavReasoner(LlmReasoner):
     def vocabulary_updates(self) -> tuple[str, ...]:
         """The names proposed under ``new_categories`` this search (AVU)."""
         return tuple(self.vocabulary)
+
+    def confirm_arrival(self, graph: SceneGraph, node: SceneNode, images: Mapping[int, Any]) -> bool | None:
+        """:meth:`verify_arrival` with the newest frames that saw ``node``; None if the LLM fails."""
+        frames = [np.asarray(images[f]) for f in reversed(node.frame_ids) if f in images][: self.max_images]
+        try:
+            return self.verify_arrival(graph, node, frames)
+        except LlmError as exc:
+            self.fallback_reasons.append(f"completion check: {str(exc)[:160]}")
+            return None
 
     def verify_arrival(self, graph: SceneGraph, node: SceneNode, images: Sequence[np.ndarray] = ()) -> bool:
         """MSGNav's completion check: does the model agree the robot is at the goal?"""

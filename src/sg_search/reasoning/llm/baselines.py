@@ -81,7 +81,7 @@ class GodhsReasoner(LlmReasoner):
         rooms = [r for r in graph.rooms() if r.state != NodeState.UNEXPLORED]
         if set(self.room_ranking) != {r.id for r in rooms}:
             self.room_ranking = self._rank(
-                "godhs_rooms", {r.id: f"{label(r)}; {_furniture(graph, r.id)}" for r in rooms}, rooms="rooms"
+                "godhs_rooms", {r.id: f"{label(r)}; {_furniture(graph, r.id)}" for r in rooms}, "rooms"
             )
         order = []
         for room_id in self.room_ranking:
@@ -92,19 +92,17 @@ class GodhsReasoner(LlmReasoner):
             if key not in self.carrier_rankings:
                 lines = {c.node_id: candidate_line(graph, c).split(": ", 1)[1] for c in mine}
                 self.carrier_rankings[key] = self._rank(
-                    "godhs_carriers", lines, carriers="carriers", room=label(graph.node(room_id))
+                    "godhs_carriers", lines, "carriers", room=label(graph.node(room_id))
                 )
             order += self.carrier_rankings[key]
             break
         room = graph.node(order[0]).room_id if order else ""
         return ranked_with_choice(candidates, order, {i: f"ranked in {room} by the LLM" for i in order})
 
-    def _rank(self, template: str, lines: Mapping[str, str], **names: str) -> list[str]:
-        """The ids of ``lines`` ranked by the LLM; ids it leaves out follow in their order."""
+    def _rank(self, template: str, lines: Mapping[str, str], field: str, **values: str) -> list[str]:
+        """The ids of ``lines`` ranked by the LLM (the listing fills template field ``field``);
+        ids it leaves out follow in their order."""
         listing = "\n".join(f"{i}: {text}" for i, text in lines.items())
-        values: dict[str, str] = {"goal": self.query}
-        for field_name, value in names.items():
-            values[field_name] = listing if value in ("rooms", "carriers") else value
 
         def check(answer: dict[str, Any]) -> str | None:
             ranking = answer.get("ranking")
@@ -113,7 +111,7 @@ class GodhsReasoner(LlmReasoner):
             unknown = [str(i) for i in ranking if str(i) not in lines]
             return f"these ids were not listed: {', '.join(unknown[:5])}" if unknown else None
 
-        prompt = render(template, **values)
+        prompt = render(template, goal=self.query, **{field: listing}, **values)
         answer = self.client.complete_json([{"role": "user", "content": prompt}], check=check)
         ranked = list(dict.fromkeys(str(i) for i in answer["ranking"]))
         return ranked + [i for i in lines if i not in ranked]

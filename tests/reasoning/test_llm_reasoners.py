@@ -15,7 +15,7 @@ import pytest
 from scripted_llm import Scripted, ScriptedLlm, prompt_text, scripted_llm
 
 from sg_search.bench.symbolic import run_episode
-from sg_search.reasoning import ReasonerInput, create_reasoner
+from sg_search.reasoning import ReasonerInput, actionable_candidates, create_reasoner
 from sg_search.reasoning.llm.base import LlmReasoner
 from sg_search.scene_graph import Layer
 from sg_search.sim.bddl_scenes import load_house
@@ -236,3 +236,32 @@ def test_msgnav_completion_check_on_arrival(
     assert report.accepted is accepted and f"find a {episode.query}" in asked
     if not accepted:
         assert "msgnav says the robot is not at the" in report.message
+
+
+def test_godhs_ranks_rooms_then_the_carriers_of_the_best_room(episode: Episode, tmp_path: Path) -> None:
+    from sg_search.scene_graph import NodeState
+
+    env = SymSearchEnv(layout_house(load_house(episode.scene), episode.layout_seed), episode)
+    graph = env.truth
+    for room in graph.rooms():
+        graph.upsert_node(replace(room, state=NodeState.EXPLORED))
+    asked: list[str] = []
+
+    def answer(prompt: str) -> str:
+        asked.append(prompt)
+        ids = re.findall(r"^([\w/.-]+): ", prompt, re.M)
+        return json.dumps({"ranking": ids[::-1]})  # the reverse of the listed order
+
+    with scripted_llm(answer) as server:
+        reasoner = create_reasoner("godhs", params(server, tmp_path, fallback=""))
+        reasoner.reset(episode.query)
+        first = reasoner.decide(ReasonerInput(graph, episode.query, {}))
+        reasoner.decide(ReasonerInput(graph, episode.query, {}))  # rankings are kept: no new request
+        assert len(server.requests) == 2
+    rooms = re.findall(r"^([\w/.-]+): ", asked[0], re.M)
+    carriers = re.findall(r"^([\w/.-]+): ", asked[1], re.M)
+    best = first.best
+    assert best is not None and best.node_id == carriers[-1]
+    holding = {graph.node(c.node_id).room_id for c in actionable_candidates(graph)}
+    assert graph.node(best.node_id).room_id == next(r for r in rooms[::-1] if r in holding)
+    assert "ranked in" in best.reason

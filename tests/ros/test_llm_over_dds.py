@@ -82,3 +82,37 @@ def test_llm_reasoner_and_edge_proposer_over_dds(start_node: Any, ros_node: Node
             ),
             20.0,
         ), "no LLM edge reached the graph"
+
+
+def test_sgrwr_retriever_code_runs_in_the_scene_graph_servers_sandbox(
+    start_node: Any, ros_node: Node
+) -> None:
+    from sg_search.scene_graph import Layer, SceneGraph
+    from sg_search.scene_graph.prior import load_prior
+
+    rooms = len(load_prior(SCENE, SceneGraph()).nodes(Layer.ROOM))
+    state: list[ScriptedLlm] = []
+
+    def answer(prompt: str) -> str:
+        messages = state[0].requests[-1]["messages"]
+        if "You are the Retriever" in messages[0]["content"]:
+            return (
+                "[Code]\n```python\nprint(sum(1 for _, d in G.nodes(data=True) if d['layer'] == 'room'))\n```"
+            )
+        if "[Retrieved]" not in prompt:
+            return "[Explanation] I need the rooms. [Query] How many rooms are there?"
+        first = re.findall(r"^(\S+): (?:explore|open|look at) ", messages[1]["content"], re.M)[0]
+        return f"[Summary] {prompt} [Answer] {first} TASK TERMINATE"
+
+    with scripted_llm(answer) as server:
+        state.append(server)
+        start_node("scene_graph_server", "-p", f"prior_scene_file:={SCENE}")
+        start_node("reasoner", "-p", "step_period_s:=0.2", "-p", "default_reasoner:=sgrwr",
+                   "-p", f"llm_base_url:={server.base_url}", "-p", "llm_model:=scripted")  # fmt: skip
+        client = SearchClient(ros_node)
+        assert client.wait_until_ready(STARTUP_S)
+        assert client.start("find the passport", max_steps=2, timeout_s=60.0)
+        assert client.wait(60.0)
+        retrieved = [m["content"] for r in server.requests for m in r["messages"] if "[Retrieved]" in str(m)]
+    assert retrieved and retrieved[0] == f"[Retrieved] {rooms}"
+    assert any(f"[Retrieved] {rooms}" in fb.explanation for fb in client.feedback)

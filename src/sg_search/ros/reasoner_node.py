@@ -22,7 +22,7 @@ from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
 from sg_search_interfaces.action import ExecuteAffordance, SearchObject
 from sg_search_interfaces.msg import TargetScore
-from sg_search_interfaces.srv import GetGeodesicDistances, SelectTarget
+from sg_search_interfaces.srv import GetGeodesicDistances, RunGraphCode, SelectTarget
 
 from sg_search.reasoning import Candidate, ReasonerInput, create_reasoner
 from sg_search.reasoning.base import SkillAffordance
@@ -32,6 +32,7 @@ from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.params import declare_config
 from sg_search.scene_graph import SceneNode
+from sg_search.scene_graph.sandbox import SandboxResult
 from sg_search.search import ExecutionReport, SearchError, SearchStep, VerificationReport, run_search
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.search.loop import with_arrival_check
@@ -62,6 +63,9 @@ class ReasonerNode(Node):
         self._target = self.create_publisher(PointStamped, "search/target", 10)
         self._distance_client = self.create_client(
             GetGeodesicDistances, "geodesic_distances", callback_group=ReentrantCallbackGroup()
+        )
+        self._run_code_client = self.create_client(
+            RunGraphCode, "scene_graph/run_code", callback_group=ReentrantCallbackGroup()
         )
         actions = ReentrantCallbackGroup()
         self._executor_client = ActionClient(
@@ -103,7 +107,7 @@ class ReasonerNode(Node):
     ) -> SearchObject.Result:
         name = goal.reasoner or self.config.default_reasoner
         try:
-            reasoner = create_reasoner(name, self.config.reasoner_params())
+            reasoner = create_reasoner(name, {**self.config.reasoner_params(), "run_code": self._run_code})
         except KeyError as exc:
             handle.abort()
             result.error_code, result.error_msg = SearchError.UNKNOWN_REASONER, str(exc.args[0])
@@ -235,6 +239,17 @@ class ReasonerNode(Node):
         return VerificationReport(
             accepted, credibility.total, len(credibility.scores), approach.path_length, credibility.summary()
         )
+
+    def _run_code(self, code: str, graph: object) -> SandboxResult:
+        """SG-RwR's Retriever code, run by the scene-graph server's sandbox on its live graph
+        (``graph``, the reasoner's copy, is not sent)."""
+        if not self._run_code_client.wait_for_service(timeout_sec=self.config.graph_wait_s):
+            return SandboxResult(False, "", "scene_graph/run_code is not available")
+        limit = self.config.run_code_timeout_s
+        response = wait_future(self._run_code_client.call_async(RunGraphCode.Request(code=code)), limit)
+        if response is None:
+            return SandboxResult(False, "", f"scene_graph/run_code did not answer within {limit:.0f} s", True)
+        return SandboxResult(response.success, response.stdout, response.error, response.timed_out)
 
     def _push_vocabulary(self, names: Sequence[str]) -> None:
         """Add a reasoner's new category names to perception's ``vocabulary`` parameter (MSGNav's

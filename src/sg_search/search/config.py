@@ -46,6 +46,7 @@ class ReasonerNodeConfig:
     llm_max_tokens: int = 0
     llm_structured: str = "json_object"
     vocabulary_node: str = "perception"
+    run_code_timeout_s: float = 30.0
 
     def reasoner_params(self) -> dict[str, float | int | str]:
         """What :func:`create_reasoner` gets: the seed, the utility reasoners' constants, and

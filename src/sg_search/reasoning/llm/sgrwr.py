@@ -162,12 +162,14 @@ def _tool(name: str, args: list[str], graph: SceneGraph, distances: Mapping[str,
 class SgRwrReasoner(LlmReasoner):
     """SG-RwR as a search reasoner: the answer is the candidate to act on next."""
 
-    def __init__(self, params: Mapping[str, Any], run_code: CodeRunner | None = None) -> None:
+    def __init__(self, params: Mapping[str, Any]) -> None:
+        """``params["run_code"]`` may name the :data:`CodeRunner` to use (the reasoner node
+        passes the scene-graph server's ``scene_graph/run_code``); else a local sandbox."""
         super().__init__("sgrwr", params)
         limits = SandboxLimits(time_s=float(params.get("sandbox_time_s", 5.0)))
         self.agent = SgRwrAgent(
             self.client,
-            run_code or local_runner(limits),
+            params.get("run_code") or local_runner(limits),
             int(params.get("max_turns", 6)),
             int(params.get("max_debug", 2)),
         )

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes, reasoner_stats
+from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
 from sg_search.reasoning import Reasoner, create_reasoner
 from sg_search.search.embodied import EmbodiedEpisode, StackConfig
 from sg_search.search.executor import AffordanceExecutor
@@ -90,7 +90,7 @@ def run_episode(
             "decisions": float(outcome.steps),
             "false_positives_rejected": float(len(outcome.rejected_candidates)),
             "frames": float(env.frames),
-            **reasoner_stats(reasoner),
+            **reasoner.stats(),
         }
         row["SPL"] = row["SPL"] if row["success"] else 0.0
         return row

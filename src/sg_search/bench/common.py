@@ -168,13 +168,6 @@ class Progress:
             sys.stderr.write("\n")
 
 
-def reasoner_stats(reasoner: Any) -> dict[str, float]:
-    """A reasoner's counters for a benchmark row (an LLM reasoner's requests, calls, cache hits,
-    tokens, latency, fallbacks, ...; empty for the others and for the oracle)."""
-    stats = getattr(reasoner, "stats", None)
-    return dict(stats()) if callable(stats) else {}
-
-
 def summarise(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Mean of every numeric column except the episode bookkeeping."""
     keys = [k for k in (rows[0] if rows else {}) if k not in ("episode", "seed")]

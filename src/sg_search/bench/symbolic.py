@@ -26,7 +26,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes, reasoner_stats
+from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
 from sg_search.reasoning import Decision, Reasoner, ReasonerInput, actionable_candidates, create_reasoner
 from sg_search.scene_graph import Affordance, EdgeKind, Layer, NodeState, SceneGraph, SceneNode
 from sg_search.search import SearchParams, run_search
@@ -130,7 +130,7 @@ def run_episode(
         "decision_ms": reasoner.times_ms,
         "house_rooms": float(len(env.layout.rooms)),
         "explanation": outcome.explanation,
-        **reasoner_stats(inner),
+        **inner.stats(),
     }
 
 
@@ -173,7 +173,8 @@ def run(options: BenchOptions) -> BenchReport:
     params = options.params()
     llm_agents = []
     for agent in agents:
-        if agent != "oracle" and reasoner_stats(create_reasoner(agent, params)):  # KeyError for a typo
+        # KeyError for a typo, before any work; LLM reasoners are those that count something
+        if agent != "oracle" and create_reasoner(agent, params).stats():
             llm_agents.append(agent)
     episodes, dropped, problems = _episodes(options)
     for problem in problems:

@@ -265,3 +265,26 @@ def test_godhs_ranks_rooms_then_the_carriers_of_the_best_room(episode: Episode, 
     holding = {graph.node(c.node_id).room_id for c in actionable_candidates(graph)}
     assert graph.node(best.node_id).room_id == next(r for r in rooms[::-1] if r in holding)
     assert "ranked in" in best.reason
+
+
+def test_sgnav_uses_the_batches_that_were_scored_and_does_not_re_ask_failed_ones(
+    episode: Episode, tmp_path: Path
+) -> None:
+    env = SymSearchEnv(layout_house(load_house(episode.scene), episode.layout_seed), episode)
+    observation = ReasonerInput(env.graph, episode.query, env.distances(), (*env.position, 0.0))
+    served: list[str] = []
+
+    def answer(prompt: str) -> str:
+        served.append(prompt)
+        if len(served) == 1:  # the first batch is answered, every later one is garbage
+            return json.dumps({"subgraphs": [{"n": 1, "distance": 1.0, "reason": "close"}]})
+        return "no idea"
+
+    with scripted_llm(answer) as server:
+        reasoner = create_reasoner("sgnav", params(server, tmp_path, fallback="", subgraphs_per_request=2))
+        reasoner.reset(episode.query)
+        decision = reasoner.decide(observation)
+        asked = len(server.requests)
+        reasoner.decide(observation)
+        assert len(server.requests) == asked  # the failed batches are not asked again this search
+    assert decision.best is not None and "close" in decision.explanation

@@ -89,7 +89,8 @@ class SgNavReasoner(LlmReasoner):
         p_sub = {i: self._scores[t][0] for i, t in texts.items() if t in self._scores}
         if texts and not p_sub:
             raise LlmError(f"no subgraph could be scored: {self._last_error}")
-        for n in objects:
+        scored_objects = [n for n in objects if n.id in p_sub]  # a failed batch leaves some out
+        for n in scored_objects:
             self._by_category[n.category] = max(self._by_category.get(n.category, 0.0), p_sub[n.id])
         scored = []
         for c in candidates:
@@ -99,7 +100,7 @@ class SgNavReasoner(LlmReasoner):
         best_score = max((s for s, _ in scored), default=0.0) or 1.0
         ranked = sorted(scored, key=lambda sc: (-round(sc[0], 9), sc[1].distance))
         out = tuple(replace(c, utility=s / best_score, reason=f"P={s:.2f}") for s, c in ranked)
-        return Decision(out, self._explain(graph, out[0], objects, texts))
+        return Decision(out, self._explain(graph, out[0], scored_objects, texts))
 
     def _score(self, todo: Sequence[str]) -> None:
         for start in range(0, len(todo), self.subgraphs_per_request):

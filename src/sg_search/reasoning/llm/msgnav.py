@@ -129,7 +129,8 @@ class MsgNavReasoner(LlmReasoner):
 
         message = user_message(prompt, frames, self.client.config.image_max_side)
         answer = self.client.complete_json([message], check=check)
-        for name in answer.get("new_categories") or []:
+        proposed = answer.get("new_categories")
+        for name in proposed if isinstance(proposed, list) else []:
             if isinstance(name, str) and name.strip() and name.strip().lower() not in self.vocabulary:
                 self.vocabulary.append(name.strip().lower())
         if answer["decision"] == "none":

@@ -37,7 +37,6 @@ class LlmReasoner(Reasoner):
         self.query = ""
         self.decisions = 0
         self.fallbacks = 0
-        self.fallback_reasons: list[str] = []
         self._fallback: Reasoner | None = None
 
     def reset(self, query: str) -> None:
@@ -45,7 +44,6 @@ class LlmReasoner(Reasoner):
         self.query = query
         self.client.reset_budget()
         self.decisions = self.fallbacks = 0
-        self.fallback_reasons = []
         self._reset_memory()
         if self._fallback is not None:
             self._fallback.reset(query)
@@ -65,7 +63,6 @@ class LlmReasoner(Reasoner):
             if not self.fallback_name:
                 raise
             self.fallbacks += 1
-            self.fallback_reasons.append(str(exc)[:200])
             decision = self._fallback_reasoner().decide(observation)
             ranked = list(decision.ranked)
             if ranked:  # a search's step reports the best candidate's reason: say who decided

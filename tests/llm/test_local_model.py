@@ -5,6 +5,7 @@ it. A 135M model breaks formats often: the point is that searches complete, with
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -25,8 +26,10 @@ REASONERS = ("sgnav", "msgnav", "sgrwr", "navgpt", "moma-llm", "godhs")
 @pytest.fixture(scope="module")
 def local_model() -> Iterator[str]:
     server = subprocess.Popen(
-        # One thread: the other pytest worker runs timing-sensitive nodes beside it on 2 cores.
+        # One thread at the lowest priority: the other pytest worker runs timing-sensitive nodes
+        # beside it on 2 cores, and nothing here depends on the model's speed.
         [sys.executable, "-m", "sg_search.cli", "llm", "serve", "--port", "0", "--threads", "1"],
+        preexec_fn=lambda: os.nice(19),
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

@@ -75,6 +75,7 @@ def params(server: ScriptedLlm, tmp_path: Path, **extra: Any) -> dict[str, Any]:
         "llm_max_retries": 1,
         "llm_backoff_s": 0.01,
         "llm_cache_dir": str(tmp_path / "cache"),
+        "fallback": "nearest",  # cheap: the failure tests are about the LLM path, not the fallback's quality
         **extra,
     }
 

@@ -126,7 +126,7 @@ def test_cancel_estop_timeout_missed_grasp_and_dead_man(start_node: Any, ros_nod
     robot = Robot(ros_node)
 
     goal = robot.open("drawer", (0.9, 0.0, 0.7), math.pi)  # cancel while pulling
-    assert wait_for(lambda: "pull" in robot.feedback, timeout=60.0)
+    assert wait_for(lambda: "pull" in robot.feedback, timeout=60.0), f"feedback so far: {robot.feedback}"
     wait_future(goal.cancel_goal_async(), 5.0)
     result = robot.result(goal)
     assert result.error_code == OpenContainer.Result.CANCELED and result.failed_step == "pull"

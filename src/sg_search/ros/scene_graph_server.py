@@ -66,7 +66,9 @@ class SceneGraphServer(Node):
         self.lock = threading.Lock()  # guards the graph
         self._load_initial_graph()
         self._proposer = (
-            LlmEdgeProposer.from_params(self.config.llm_params()) if self.config.llm_edges else None
+            LlmEdgeProposer.from_params(
+                self.config.__dict__
+            )  # its llm_* fields if self.config.llm_edges else None
         )
         self.builder = SceneGraphBuilder(
             self.graph,

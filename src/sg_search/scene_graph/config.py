@@ -42,10 +42,6 @@ class SceneGraphServerConfig:
     llm_cache_dir: str = ""
     llm_timeout_s: float = 60.0
 
-    def llm_params(self) -> dict[str, object]:
-        """The ``llm_*`` parameters of the edge proposer's client."""
-        return {k: v for k, v in self.__dict__.items() if k.startswith("llm_") and k != "llm_edges_period_s"}
-
     def builder(self) -> BuilderParams:
         """The parameters of :class:`SceneGraphBuilder`."""
         return BuilderParams(

@@ -17,7 +17,7 @@ from typing import Any
 from sg_search.llm import render
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput, SkillAffordance
 from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
-from sg_search.reasoning.llm.text import candidate_line, label
+from sg_search.reasoning.llm.text import candidate_line, candidate_lines, candidate_text, label
 from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import Layer, NodeState, SceneGraph
 
@@ -42,7 +42,7 @@ class MomaLlmReasoner(LlmReasoner):
             goal=self.query,
             scene=_scene_by_room(graph, self.max_listed),
             history="\n".join(self.actions[-self.history_length :]) or "none",
-            actions="\n".join(candidate_line(graph, c) for c in listed),
+            actions=candidate_lines(graph, listed),
         )
         schema = {
             "type": "object",
@@ -90,7 +90,7 @@ class GodhsReasoner(LlmReasoner):
                 continue
             key = room_id + "|" + ",".join(sorted(c.node_id for c in mine))
             if key not in self.carrier_rankings:
-                lines = {c.node_id: candidate_line(graph, c).split(": ", 1)[1] for c in mine}
+                lines = {c.node_id: candidate_text(graph, c) for c in mine}
                 self.carrier_rankings[key] = self._rank(
                     "godhs_carriers", lines, "carriers", room=label(graph.node(room_id))
                 )

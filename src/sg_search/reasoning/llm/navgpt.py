@@ -25,7 +25,7 @@ from sg_search.llm import LlmError, render
 from sg_search.llm.client import Message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
 from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
-from sg_search.reasoning.llm.text import candidate_line, label, objects_near, robot_room
+from sg_search.reasoning.llm.text import candidate_lines, label, objects_near, robot_room
 from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import SceneGraph
 from sg_search.scene_graph.model import Vec3
@@ -56,7 +56,7 @@ class NavGptReasoner(LlmReasoner):
             instruction=self.query,
             history=self._history_text(),
             observation=f"You are in the {where}. {seen}",
-            candidates="\n".join(candidate_line(graph, c) for c in listed),
+            candidates=candidate_lines(graph, listed),
         )
         messages: list[Message] = [
             {"role": "system", "content": render("navgpt_system")},

@@ -183,7 +183,7 @@ class SgRwrReasoner(LlmReasoner):
             "sgrwr_search_task",
             goal=self.query,
             room=f"{label(room)} ({room.id})" if room is not None else "unknown room",
-            candidates=candidate_lines(graph, listed, self.max_listed),
+            candidates=candidate_lines(graph, listed),
         )
 
         def check(answer: str) -> str | None:

@@ -31,18 +31,23 @@ def room_name(graph: SceneGraph, node: SceneNode) -> str:
     return label(room) if room is not None else ""
 
 
-def candidate_line(graph: SceneGraph, candidate: Candidate) -> str:
-    """``id: explore frontier in the kitchen, 3.2 m``."""
+def candidate_text(graph: SceneGraph, candidate: Candidate) -> str:
+    """``explore frontier in the kitchen, 3.2 m``: what acting on a candidate means."""
     node = graph.node(candidate.node_id)
     where = room_name(graph, node)
     where = f" in the {where}" if where and node.layer != Layer.ROOM else ""
     distance = f", {candidate.distance:.1f} m" if candidate.distance < 1e8 else ""
-    return f"{node.id}: {VERBS[candidate.affordance]} {label(node)}{where}{distance}"
+    return f"{VERBS[candidate.affordance]} {label(node)}{where}{distance}"
 
 
-def candidate_lines(graph: SceneGraph, candidates: Sequence[Candidate], limit: int) -> str:
-    """One line per candidate (the ``limit`` first), newline separated."""
-    return "\n".join(candidate_line(graph, c) for c in candidates[:limit])
+def candidate_line(graph: SceneGraph, candidate: Candidate) -> str:
+    """``id: explore frontier in the kitchen, 3.2 m``."""
+    return f"{candidate.node_id}: {candidate_text(graph, candidate)}"
+
+
+def candidate_lines(graph: SceneGraph, candidates: Sequence[Candidate]) -> str:
+    """One :func:`candidate_line` per candidate, newline separated."""
+    return "\n".join(candidate_line(graph, c) for c in candidates)
 
 
 def objects_near(graph: SceneGraph, position: Vec3, limit: int) -> list[SceneNode]:

@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 
-.PHONY: setup demo test lint typecheck unit clean setup-vision test-vision
+.PHONY: setup demo test lint typecheck imports unit clean setup-vision test-vision
 
 setup:
 	bash scripts/bootstrap.sh
@@ -18,10 +18,14 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# Layering and "no ROS in the core": the import-linter contracts in pyproject.toml.
+imports: setup
+	$(BIN)/lint-imports --no-cache
+
 unit: setup
 	$(BIN)/python -m pytest -n 2
 
-test: lint typecheck unit
+test: lint typecheck imports unit
 
 # Optional: the YOLO/SAM detector in its own venv (torch 2.14.1 + torchvision; ~7 GB).
 setup-vision:

@@ -36,6 +36,22 @@ setup(
     install_requires=["numpy", "pyyaml", "networkx"],
     zip_safe=False,
     entry_points={
+        # Reasoners are plugins: a lab's package adds its own to this group (README, "Your reasoner").
+        "sg_search.reasoners": [
+            "scout = sg_search.reasoning.utility:create_scout",
+            "scout-noroom = sg_search.reasoning.utility:create_scout_noroom",
+            "scout-greedy = sg_search.reasoning.utility:create_scout_greedy",
+            "exhaustive = sg_search.reasoning.utility:create_exhaustive",
+            "sbert = sg_search.reasoning.utility:create_sbert",
+            "sgnav = sg_search.reasoning.llm.sgnav:create_sgnav",
+            "navgpt = sg_search.reasoning.llm.navgpt:create_navgpt",
+            "sgrwr = sg_search.reasoning.llm.sgrwr:create_sgrwr",
+            "msgnav = sg_search.reasoning.llm.msgnav:create_msgnav",
+            "moma-llm = sg_search.reasoning.llm.baselines:create_moma_llm",
+            "godhs = sg_search.reasoning.llm.baselines:create_godhs",
+            "random = sg_search.reasoning.random_baseline:create_random",
+            "nearest = sg_search.reasoning.baselines:create_nearest",
+        ],
         "console_scripts": [
             "sg-search = sg_search.cli:main",
             "scene_graph_server = sg_search.ros.runner:scene_graph_server_main",

@@ -5,32 +5,38 @@ from pathlib import Path
 
 import pytest
 
+from sg_search.bench.embodied_world import EmbodiedParams
 from sg_search.config import ConfigError, default_params_file, from_params, load_node_params
 from sg_search.habitat.config import HabitatBridgeConfig
 from sg_search.perception.config import PerceptionConfig
+from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.scene_graph.config import SceneGraphServerConfig
-from sg_search.search.config import ReasonerNodeConfig
+from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.skills.config import HsrDriverConfig
 
 NODE_CONFIGS = {
     "scene_graph_server": SceneGraphServerConfig,
     "reasoner": ReasonerNodeConfig,
+    "affordance_executor": ExecutorNodeConfig,
+    "frontier_planner": FrontierPlannerConfig,
     "sim_bridge": SimBridgeConfig,
     "perception": PerceptionConfig,
     "hsr_driver": HsrDriverConfig,
+    "embodied": EmbodiedParams,
 }
-SAME_AS_DEFAULTS = ("perception", "hsr_driver")  # their YAML only documents the defaults
 
 
 @pytest.mark.parametrize("node_name", sorted(NODE_CONFIGS))
 def test_shipped_yaml_and_config_classes_agree(node_name: str) -> None:
+    """One source for each value: the YAML names every field and holds the class's defaults."""
     cls = NODE_CONFIGS[node_name]
     params = load_node_params(default_params_file(), node_name)
     assert set(params) == {f.name for f in dataclasses.fields(cls)}
     config = from_params(cls, params)  # types match
-    if node_name in SAME_AS_DEFAULTS:
-        assert config == cls()
+    differ = {f.name: (getattr(config, f.name), getattr(cls(), f.name)) for f in dataclasses.fields(cls)
+              if getattr(config, f.name) != getattr(cls(), f.name)}  # fmt: skip
+    assert not differ, f"{node_name}: YAML value vs dataclass default differ: {differ}"
 
 
 def test_habitat_bridge_yaml_agrees() -> None:

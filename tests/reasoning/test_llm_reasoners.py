@@ -223,16 +223,19 @@ def test_msgnav_sends_the_images_that_saw_key_objects_together(episode: Episode,
 def test_msgnav_completion_check_on_arrival(
     reply: str, accepted: bool, episode: Episode, tmp_path: Path
 ) -> None:
-    from sg_search.search import VerificationReport
-    from sg_search.search.loop import with_arrival_check
+    from world_doubles import ScriptedWorld
+
+    from sg_search.search import ExecutionReport, Verifier
+    from sg_search.search.verification import CredibilityParams
 
     env = SymSearchEnv(layout_house(load_house(episode.scene), episode.layout_seed), episode)
     node = next(n for n in env.graph.nodes() if n.layer == Layer.OBJECT and n.category)
     with scripted_llm(lambda _: reply) as server:
         reasoner = create_reasoner("msgnav", params(server, tmp_path))
         reasoner.reset(episode.query)
-        check = with_arrival_check(lambda _: VerificationReport(True, 0.9, 2), reasoner, lambda: env.graph)
-        report = check(node)
+        world = ScriptedWorld(lambda: env.graph, lambda _: ExecutionReport(True))
+        sure = CredibilityParams(threshold=0.01)  # the credibility accepts at the first observation
+        report = Verifier(world, sure, lambda labels, _: [1.0] * len(labels), reasoner).verify(node)
         asked = prompt_text(server.requests[0]["messages"][-1])
     assert report.accepted is accepted and f"find a {episode.query}" in asked
     if not accepted:

@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 
 from sg_search.config import package_share
+from sg_search.perception.categories import normalise_category, query_category
 from sg_search.scene_graph import EdgeKind, Layer, NodeState, SceneGraph
-from sg_search.scene_graph.categories import normalise_category, query_category
 from sg_search.scene_graph.observations import ObjectInstance, integrate_instances
 from sg_search.scene_graph.prior import PriorError, load_prior
 from sg_search.scene_graph.query import find_nodes

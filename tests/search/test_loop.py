@@ -3,12 +3,14 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from world_doubles import ScriptedWorld, WatchedWorld
 
 from sg_search.reasoning import Candidate, create_reasoner
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.scene_graph.observations import IntegrationParams, ObjectInstance, integrate_instances
 from sg_search.scene_graph.prior import add_prior
-from sg_search.search import ExecutionReport, SearchError, SearchParams, VerificationReport, run_search
+from sg_search.search import ExecutionReport, SearchError, SearchParams, Verifier, run_search
+from sg_search.search.verification import CredibilityParams
 
 
 def _house() -> SceneGraph:
@@ -57,7 +59,7 @@ def test_observe_only_search_finds_object_when_perception_reports_it() -> None:
     outcome = run_search(
         "find the passport",
         create_reasoner("random"),
-        read_graph,
+        WatchedWorld(read_graph),
         params=SearchParams(max_steps=10),
         on_step=steps.append,
         sleep=_no_sleep,
@@ -75,7 +77,7 @@ def test_low_confidence_detection_is_not_a_find() -> None:
     outcome = run_search(
         "passport",
         create_reasoner("random"),
-        lambda: graph,
+        WatchedWorld(lambda: graph),
         params=SearchParams(max_steps=3, min_confidence=0.5),
         sleep=_no_sleep,
     )
@@ -93,8 +95,7 @@ def test_executor_failures_are_rejected_then_no_targets_left() -> None:
     outcome = run_search(
         "passport",
         create_reasoner("random"),
-        lambda: graph,
-        execute=execute,
+        ScriptedWorld(lambda: graph, execute),
         params=SearchParams(max_steps=10),
         sleep=_no_sleep,
     )
@@ -106,14 +107,15 @@ def test_executor_failures_are_rejected_then_no_targets_left() -> None:
 def test_invalid_query_cancel_timeout_and_missing_graph() -> None:
     reasoner = create_reasoner("random")
     graph = _house()
-    assert run_search("find the", reasoner, lambda: graph).error == SearchError.INVALID_QUERY
-    assert run_search("mug", reasoner, lambda: graph, should_stop=lambda: True).error == SearchError.CANCELED
-    assert run_search("mug", reasoner, lambda: None).error == SearchError.GRAPH_UNAVAILABLE
+    world = WatchedWorld(lambda: graph)
+    assert run_search("find the", reasoner, world).error == SearchError.INVALID_QUERY
+    assert run_search("mug", reasoner, world, should_stop=lambda: True).error == SearchError.CANCELED
+    assert run_search("mug", reasoner, WatchedWorld(lambda: None)).error == SearchError.GRAPH_UNAVAILABLE
     clock = itertools.count(0.0, 10.0)
     timed = run_search(
         "mug",
         reasoner,
-        lambda: graph,
+        world,
         params=SearchParams(timeout_s=25.0),
         clock=lambda: next(clock),
         sleep=_no_sleep,
@@ -141,18 +143,20 @@ def test_verification_rejects_a_false_candidate_and_accepts_the_real_one() -> No
         integrate_instances(graph, 2, [ObjectInstance("p", "passport", 0.9, (1.0, 1.0, 0.2))])
         return ExecutionReport(True, 2.0)
 
-    def verify(node: SceneNode) -> VerificationReport:
+    def seen(node: SceneNode) -> bool:  # the fake one is not seen again from close by
         checked.append(node.id)
-        ok = node.id == "p"
-        return VerificationReport(ok, 0.9 if ok else 0.1, 3, 0.5, f"credibility {'0.90' if ok else '0.10'}")
+        return node.id == "p"
 
-    outcome = run_search(
-        "passport", create_reasoner("random"), lambda: graph, execute=execute, verify=verify, sleep=_no_sleep
-    )
+    world = ScriptedWorld(lambda: graph, execute, seen)
+    no_context = Verifier(world, CredibilityParams(), lambda labels, goal: [0.0] * len(labels))
+    outcome = run_search("passport", create_reasoner("random"), world, verifier=no_context, sleep=_no_sleep)
     assert outcome.success and outcome.found is not None and outcome.found.id == "p"
-    assert checked == ["fake", "p"] and outcome.rejected_candidates == ["fake"]
+    # 0.9 x the context floor 0.3 per observation: three observations of p reach 0.8; the fake
+    # one, never seen again, is rejected after 10
+    assert checked == ["fake"] * 10 + ["p"] * 3 and outcome.rejected_candidates == ["fake"]
     assert outcome.path_length == 3.0  # two approaches and one execution
-    assert "credibility 0.90" in outcome.explanation and "rejected passport fake" in outcome.story[0]
+    assert "credibility 0.81/0.80 after 3 observations" in outcome.explanation
+    assert "rejected passport fake" in outcome.story[0]
 
 
 def test_a_fatal_executor_report_ends_the_search_at_once() -> None:
@@ -162,7 +166,9 @@ def test_a_fatal_executor_report_ends_the_search_at_once() -> None:
         calls.append(candidate.node_id)
         return ExecutionReport(False, message="planner is not running", code=8, fatal=True)
 
-    outcome = run_search("passport", create_reasoner("random"), _house, execute=execute, sleep=_no_sleep)
+    outcome = run_search(
+        "passport", create_reasoner("random"), ScriptedWorld(_house, execute), sleep=_no_sleep
+    )
     assert outcome.error == SearchError.EXECUTION_FAILED and len(calls) == 1
     assert "planner is not running" in outcome.message
 
@@ -174,8 +180,7 @@ def test_consecutive_failures_end_the_search_and_decisions_are_recorded() -> Non
     outcome = run_search(
         "passport",
         create_reasoner("random"),
-        lambda: graph,
-        execute=lambda c: ExecutionReport(False, message="blocked"),
+        ScriptedWorld(lambda: graph, lambda c: ExecutionReport(False, message="blocked")),
         params=SearchParams(max_failures=3),
         sleep=_no_sleep,
     )

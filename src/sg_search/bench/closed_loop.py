@@ -1,7 +1,7 @@
 """Closed-loop object search in the MuJoCo houses (``sg-search bench closed-loop``).
 
 Per episode (test split by default, typical placements) the whole pipeline of
-:mod:`sg_search.search.embodied` runs: render, detect (ground truth, SCOUT's setting),
+:mod:`sg_search.bench.embodied_world` runs: render, detect (ground truth, SCOUT's setting),
 fuse, map, segment and name rooms, reason, navigate/open/inspect, verify. Each reasoner
 named by ``--reasoner`` (comma-separated) runs the same episodes. Success is ObjectNav's:
 the search stopped with a verified find and the target is in view within 1 m of the base
@@ -22,10 +22,9 @@ from typing import Any
 import numpy as np
 
 from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
+from sg_search.bench.embodied_world import EmbodiedEpisode, StackConfig
 from sg_search.reasoning import Reasoner, create_reasoner
-from sg_search.search.embodied import EmbodiedEpisode, StackConfig
-from sg_search.search.executor import AffordanceExecutor
-from sg_search.search.loop import SearchOutcome, run_search, with_arrival_check
+from sg_search.search import SearchOutcome, Verifier, run_search
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
 
@@ -37,33 +36,26 @@ METRICS = ("success", "SPL", "SoftSPL", "steps", "decisions", "opened", "false_p
 def search_episode(
     env: EmbodiedEpisode, reasoner: Reasoner | str, params: Mapping[str, Any] | None = None
 ) -> SearchOutcome:
-    """Look around, then run the search loop with the embodied skills and verification;
-    ``reasoner`` by name is made with the stack's reasoner parameters and ``params``."""
+    """Look around, then run the search loop in the in-process world, with the one
+    verification; ``reasoner`` by name is made with the stack's reasoner parameters and
+    ``params``."""
     config = env.config.reasoner
     if isinstance(reasoner, str):
         reasoner = create_reasoner(reasoner, {**config.reasoner_params(), **(params or {})})
     reasoner.warm_up()
-    context = reasoner.verification_context()
-    executor = AffordanceExecutor(env)
+    verifier = (
+        Verifier(env, config.credibility(), reasoner.verification_context() or env.cooccurrence, reasoner)
+        if config.verify
+        else None
+    )
     env.look_around()
     return run_search(
         env.episode.query,
         reasoner,
-        env.read_graph,
+        env,
         params=replace(config.search_params(MAX_DECISIONS, math.inf), settle_s=0.0),  # frames are synchronous
-        execute=lambda candidate: executor.execute(candidate, env.graph),
-        verify=with_arrival_check(
-            lambda node: env.verify(node, node.category, context),
-            reasoner,
-            env.read_graph,
-            lambda: env.recent_rgb,
-        )
-        if config.verify
-        else None,
-        distances=env.distances,
-        position=lambda: (env.world.pose[0], env.world.pose[1], 0.0),
-        images=lambda: env.recent_rgb,
-        should_stop=lambda: env.explorer.steps >= env.explorer.budget,
+        verifier=verifier,
+        should_stop=lambda: env.robot.out_of_actions,
     )
 
 
@@ -82,9 +74,7 @@ def run_episode(
             "query": episode.query,
             "relation": episode.relation,
             "reasoner": reasoner_name,
-            "end": "BUDGET"
-            if env.explorer.steps >= env.explorer.budget and not stopped
-            else outcome.error.name,
+            "end": "BUDGET" if env.robot.out_of_actions and not stopped else outcome.error.name,
             **metrics,
             "success": float(stopped and metrics["success"] > 0),
             "decisions": float(outcome.steps),

@@ -23,6 +23,7 @@ class BenchOptions:
         episodes_file: JSON-lines episodes to run instead of drawn ones (benchmarks that take them).
         reasoner_params: ``KEY=VALUE`` parameters for every reasoner made (the LLM endpoint,
             cache, budget: ``llm_base_url=...``, ``llm_cache_dir=...``, ``fallback=scout``).
+        out: folder for figures and other files a benchmark writes (never the working directory).
     """
 
     split: str = "all"
@@ -32,10 +33,17 @@ class BenchOptions:
     agents: str = ""
     episodes_file: str = ""
     reasoner_params: tuple[str, ...] = ()
+    out: str = "runs"
+
+    def out_dir(self) -> Path:
+        """``out``, created if missing."""
+        folder = Path(self.out)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
 
     def params(self) -> dict[str, Any]:
         """``reasoner_params`` as a mapping (ValueError naming an entry that is not KEY=VALUE)."""
-        from sg_search.llm.commands import params_from
+        from sg_search.llm.params import params_from
 
         return params_from("", "", "", self.reasoner_params)
 
@@ -114,7 +122,7 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.closed_loop",
         "the whole stack per MuJoCo episode (perceive, map, reason, open, verify): SR, SPL, SoftSPL",
     ),
-    "dds-images": ("sg_search.bench.dds_images", "640x480 RGB-D at 30 Hz across processes (needs ROS)"),
+    "dds-images": ("sg_search.ros.dds_images_bench", "640x480 RGB-D at 30 Hz across processes (needs ROS)"),
 }
 
 

@@ -31,16 +31,17 @@ from typing import Any
 import numpy as np
 
 from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
-from sg_search.bench.exploration import TILT, TURN, Explorer
+from sg_search.bench.exploration import TILT, explore, explorer_for
 from sg_search.bench.perception_plot import plot_house
+from sg_search.bench.sim_robot import SimRobot
 from sg_search.mapping.occupancy import FREE
 from sg_search.perception.backproject import BackprojectionParams
+from sg_search.perception.categories import normalise_category
 from sg_search.perception.cloud import key_centres, voxel_keys
 from sg_search.perception.detection import RgbdImage
 from sg_search.perception.fusion import InstanceMap
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.perception.rooms import RoomSegmentation, name_rooms, room_match_fraction, segment_rooms
-from sg_search.scene_graph.categories import normalise_category
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.mujoco.scene import episode_world, nearest_free
 from sg_search.sim.mujoco.world import CameraConfig, Frame, SimWorld
@@ -117,7 +118,7 @@ def score_instances(instances: InstanceMap, truth: Truth) -> dict[str, float]:
 
 
 def score_rooms(
-    explorer: Explorer, world: SimWorld, instances: InstanceMap
+    explorer: SimRobot, world: SimWorld, instances: InstanceMap
 ) -> tuple[dict[str, float], RoomSegmentation, dict[int, str]]:
     """Room segmentation agreement and room-type accuracy over the explored free cells; the
     segmentation and the names it was scored on."""
@@ -157,8 +158,8 @@ def score_rooms(
     return metrics, segmentation, names
 
 
-def evaluate_house(episode: Episode) -> dict[str, Any]:
-    """Explore one episode's house with perception running clean and noisy."""
+def evaluate_house(episode: Episode, out: Path) -> dict[str, Any]:
+    """Explore one episode's house with perception running clean and noisy; its figure under ``out``."""
     params = BackprojectionParams()
     maps = {"clean": InstanceMap(), "noisy": InstanceMap()}
     detectors = {"clean": GroundTruthDetector(), "noisy": GroundTruthDetector(NOISE, seed=1)}
@@ -184,16 +185,12 @@ def evaluate_house(episode: Episode) -> dict[str, Any]:
     with episode_world(episode, CameraConfig(320, 240)) as world:
         x, y, _ = world.pose
         world.set_pose(x, y, 0.0, tilt=TILT)
-        explorer = Explorer(world, on_frame)
-        explorer.observe()
-        for _ in range(12):
-            explorer.act(0.0, TURN)
-        while explorer.steps < STEP_BUDGET and explorer.step_towards():
-            pass
+        explorer = explorer_for(world, on_frame, STEP_BUDGET)
+        explore(explorer)
         rooms, segmentation, names = score_rooms(explorer, world, maps["clean"])
         seen = {s: truth.centroid(s) for s in truth.visible()}
         figure = plot_house(
-            Path(f"perception_{episode.scene}.png"), world.layout, explorer.map.states() == FREE,
+            out / f"perception_{episode.scene}.png", world.layout, explorer.map.states() == FREE,
             segmentation, names, maps["clean"].confirmed(), seen,
         )  # fmt: skip
     row: dict[str, Any] = {"scene": episode.scene, "frames": float(len(stage_ms["total"]))}
@@ -252,8 +249,8 @@ def latency_table(episode: Episode, seed: int) -> dict[str, float]:
     return out
 
 
-def _evaluate_nth(episodes: tuple[Episode, ...], first_seed: int, seed: int) -> dict[str, Any]:
-    return evaluate_house(episodes[seed - first_seed])
+def _evaluate_nth(episodes: tuple[Episode, ...], first_seed: int, out: Path, seed: int) -> dict[str, Any]:
+    return evaluate_house(episodes[seed - first_seed], out)
 
 
 def run(options: BenchOptions) -> BenchReport:
@@ -266,7 +263,7 @@ def run(options: BenchOptions) -> BenchReport:
         episodes.setdefault(episode.scene, episode)
     chosen = list(episodes.values())[: options.episodes]
     rows = map_episodes(
-        partial(_evaluate_nth, tuple(chosen), options.seed),
+        partial(_evaluate_nth, tuple(chosen), options.seed, options.out_dir()),
         BenchOptions(**{**options.__dict__, "episodes": len(chosen)}),
         "perception",
     )

@@ -8,6 +8,7 @@ child_frame_id = child). Quaternions are (x, y, z, w), unit norm. Metres, second
 from __future__ import annotations
 
 import bisect
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -69,6 +70,12 @@ def quat_from_matrix(m: FloatArray) -> FloatArray:
 def quat_from_yaw(yaw: float) -> FloatArray:
     """Rotation about +z by ``yaw`` radians."""
     return np.array([0.0, 0.0, np.sin(yaw / 2.0), np.cos(yaw / 2.0)])
+
+
+def yaw_from_quat(q: FloatArray | tuple[float, float, float, float]) -> float:
+    """Rotation about +z [rad] of the quaternion (x, y, z, w) (the heading of a base on a floor)."""
+    x, y, z, w = (float(v) for v in q)
+    return math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
 
 
 def quat_slerp(a: FloatArray, b: FloatArray, t: float) -> FloatArray:

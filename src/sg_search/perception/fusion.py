@@ -30,11 +30,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from sg_search.geometry.box import Box3D
 from sg_search.perception.backproject import BackprojectionParams, mask_voxels
 from sg_search.perception.cloud import key_centres, neighbourhood_hits
 from sg_search.perception.detection import Detection
-from sg_search.scene_graph.model import Box3D
-from sg_search.scene_graph.observations import ObjectInstance
+from sg_search.perception.observation import ObjectInstance
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import ndimage
 
+from sg_search.perception.categories import normalise_category
 from sg_search.perception.detection import Detection, RgbdImage, in_vocabulary
-from sg_search.scene_graph.categories import normalise_category
 
 
 @dataclass(frozen=True)

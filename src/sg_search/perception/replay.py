@@ -18,8 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from sg_search.scene_graph.model import Box3D
-from sg_search.scene_graph.observations import ObjectInstance
+from sg_search.geometry.box import Box3D
+from sg_search.perception.observation import ObjectInstance
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from sg_search.perception.categories import normalise_category
 from sg_search.perception.detection import Detection, DetectorError, RgbdImage, in_vocabulary
-from sg_search.scene_graph.categories import normalise_category
 
 LOG = logging.getLogger(__name__)
 # segment-anything's own encoder sizes plus a 6.5M-parameter one for tests and smoke runs

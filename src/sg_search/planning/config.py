@@ -8,12 +8,17 @@ from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import OccupancyParams
 from sg_search.planning.follower import FollowerParams
 from sg_search.planning.geodesic import PlannerParams
+from sg_search.planning.navigator import NavigatorParams
 from sg_search.planning.viewpoints import ViewpointParams
 
 
 @dataclass(frozen=True)
 class FrontierPlannerConfig:
     """See config/sg_search.yaml for meaning and units."""
+
+    def __post_init__(self) -> None:
+        if not self.clearance_margins or min(self.clearance_margins) < 0:
+            raise ValueError("frontier_planner clearance_margins needs at least one margin, none negative")
 
     map_frame: str = "map"
     base_frame: str = "base_link"
@@ -27,8 +32,9 @@ class FrontierPlannerConfig:
     obstacle_max_z: float = 1.5
     pixel_stride: int = 4
     depth_scale: float = 0.001
-    robot_radius: float = 0.25
-    unknown_is_free: bool = False
+    robot_radius: float = 0.2
+    clearance_margins: tuple[float, ...] = (0.05, 0.02, 0.0)
+    unknown_is_free: bool = True
     min_frontier_cells: int = 8
     update_period_s: float = 0.5
     control_period_s: float = 0.1
@@ -38,7 +44,8 @@ class FrontierPlannerConfig:
     stuck_window_s: float = 5.0
     max_recoveries: int = 3
     navigate_timeout_s: float = 120.0
-    approach_radii: tuple[float, ...] = (0.8, 1.2, 1.6)
+    replan_period_s: float = 5.0
+    approach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
     tf_timeout_s: float = 0.2
 
     def grid(self) -> GridSpec:
@@ -55,8 +62,23 @@ class FrontierPlannerConfig:
         )
 
     def planner(self) -> PlannerParams:
-        """Traversability."""
-        return PlannerParams(robot_radius=self.robot_radius, unknown_is_free=self.unknown_is_free)
+        """Traversability at the safest clearance (distances reported to reasoners)."""
+        return self.planners()[0]
+
+    def planners(self) -> tuple[PlannerParams, ...]:
+        """Traversability per clearance, safest first."""
+        return tuple(
+            PlannerParams(
+                robot_radius=self.robot_radius + margin, unknown_is_free=self.unknown_is_free, snap_radius=1.0
+            )
+            for margin in self.clearance_margins
+        )
+
+    def navigator(self) -> NavigatorParams:
+        """The navigator: clearances, controller, limits."""
+        return NavigatorParams(
+            self.planners(), self.follower(), self.navigate_timeout_s, self.replan_period_s
+        )
 
     def follower(self) -> FollowerParams:
         """Controller."""

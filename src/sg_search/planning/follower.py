@@ -1,5 +1,5 @@
-"""Path following: velocity commands (``cmd_vel`` in ``base_link``) or Habitat's discrete actions,
-with stuck detection and recovery.
+"""Path following: velocity commands (``cmd_vel`` in ``base_link``) with stuck detection and
+recovery (a discrete base quantises them: :mod:`sg_search.planning.discrete`).
 
 Poses are (x, y, yaw) in ``map`` [m, rad]; times in seconds; speeds in m/s and rad/s.
 The continuous controller is pure pursuit with a lookahead point and rotate-in-place for
@@ -17,7 +17,7 @@ from enum import Enum
 import numpy as np
 from numpy.typing import NDArray
 
-Pose2D = tuple[float, float, float]
+from sg_search.geometry import Pose2D
 
 
 class FollowStatus(Enum):
@@ -28,15 +28,6 @@ class FollowStatus(Enum):
     RECOVERING = "recovering"
     REPLAN = "replan"
     STUCK = "stuck"
-
-
-class HabitatAction(Enum):
-    """Habitat ObjectNav's discrete actions."""
-
-    STOP = 0
-    MOVE_FORWARD = 1
-    TURN_LEFT = 2
-    TURN_RIGHT = 3
 
 
 @dataclass(frozen=True)
@@ -55,8 +46,6 @@ class FollowerParams:
     backoff_s: float = 1.0
     backoff_speed: float = 0.1
     rotate_s: float = 2.0
-    forward_step: float = 0.25
-    turn_step: float = math.radians(30.0)
 
 
 @dataclass(frozen=True)
@@ -67,6 +56,7 @@ class Command:
     angular: float
     status: FollowStatus
     note: str = ""
+    heading_error: float = 0.0  # [rad] to the lookahead point (what a discrete base turns by)
 
 
 def _wrap(angle: float) -> float:
@@ -150,9 +140,9 @@ class PathFollower:
         error = _wrap(math.atan2(target[1] - xy[1], target[0] - xy[0]) - pose[2])
         angular = float(np.clip(p.heading_gain * error, -p.max_angular, p.max_angular))
         if abs(error) > p.rotate_in_place_angle:
-            return Command(0.0, angular, FollowStatus.ACTIVE, "rotate")
+            return Command(0.0, angular, FollowStatus.ACTIVE, "rotate", error)
         linear = min(p.max_linear, remaining) * math.cos(error)
-        return Command(float(linear), angular, FollowStatus.ACTIVE)
+        return Command(float(linear), angular, FollowStatus.ACTIVE, heading_error=error)
 
     def _recover(self, now: float) -> Command:
         p = self.params
@@ -166,15 +156,3 @@ class PathFollower:
         self._recovery_phase = ""
         self._progress = []
         return Command(0.0, 0.0, FollowStatus.REPLAN, f"recovery {self.recoveries} done: re-plan")
-
-    def discrete_action(self, pose: Pose2D) -> HabitatAction:
-        """Habitat action towards the path: turn (30 deg) until within half a turn step, then forward."""
-        p = self.params
-        xy = np.array(pose[:2])
-        if float(np.linalg.norm(self.path[-1] - xy)) <= p.goal_tolerance:
-            return HabitatAction.STOP
-        target = lookahead_point(self.path, xy, max(p.lookahead, p.forward_step))
-        error = _wrap(math.atan2(target[1] - xy[1], target[0] - xy[0]) - pose[2])
-        if abs(error) <= p.turn_step / 2:
-            return HabitatAction.MOVE_FORWARD
-        return HabitatAction.TURN_LEFT if error > 0 else HabitatAction.TURN_RIGHT

@@ -8,7 +8,6 @@ from dataclasses import replace
 from typing import Any
 
 from sg_search.reasoning.base import Decision, Reasoner, ReasonerInput, actionable_candidates
-from sg_search.reasoning.registry import register_reasoner
 
 FAR = 1e9
 
@@ -28,6 +27,5 @@ class NearestReasoner(Reasoner):
         return Decision(tuple(ranked), ranked[0].reason if ranked else "nothing actionable")
 
 
-@register_reasoner("nearest")
-def _nearest(params: Mapping[str, Any]) -> Reasoner:
+def create_nearest(params: Mapping[str, Any]) -> Reasoner:
     return NearestReasoner()

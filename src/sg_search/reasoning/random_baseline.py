@@ -8,7 +8,6 @@ from dataclasses import replace
 from typing import Any
 
 from sg_search.reasoning.base import Decision, Reasoner, ReasonerInput, actionable_candidates
-from sg_search.reasoning.registry import register_reasoner
 
 
 class RandomReasoner(Reasoner):
@@ -43,6 +42,5 @@ class RandomReasoner(Reasoner):
         return Decision(tuple(scored), explanation)
 
 
-@register_reasoner("random")
-def _create(params: Mapping[str, Any]) -> Reasoner:
+def create_random(params: Mapping[str, Any]) -> Reasoner:
     return RandomReasoner(seed=int(params.get("seed", 0)))

@@ -29,7 +29,6 @@ import numpy as np
 from sg_search.config import from_params
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_nodes
 from sg_search.reasoning.knowledge.names import query_text
-from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 
 FAR = math.inf
@@ -197,23 +196,19 @@ def _params(params: Mapping[str, Any], **overrides: Any) -> UtilityParams:
     return replace(from_params(UtilityParams, params, source="utility reasoner parameters"), **overrides)
 
 
-@register_reasoner("scout")
-def _scout(params: Mapping[str, Any]) -> Reasoner:
+def create_scout(params: Mapping[str, Any]) -> Reasoner:
     return _learned("scout", _params(params))
 
 
-@register_reasoner("scout-noroom")
-def _scout_noroom(params: Mapping[str, Any]) -> Reasoner:
+def create_scout_noroom(params: Mapping[str, Any]) -> Reasoner:
     return _learned("scout-noroom", _params(params, use_room=False))
 
 
-@register_reasoner("scout-greedy")
-def _scout_greedy(params: Mapping[str, Any]) -> Reasoner:
+def create_scout_greedy(params: Mapping[str, Any]) -> Reasoner:
     return _learned("scout-greedy", _params(params, margin=0.0))
 
 
-@register_reasoner("exhaustive")
-def _exhaustive(params: Mapping[str, Any]) -> Reasoner:
+def create_exhaustive(params: Mapping[str, Any]) -> Reasoner:
     """GODHS without its LLM: every unexplored room and frontier first (utility above any
     object's), then rooms and containers ranked by the learned priors, greedily."""
     return _learned("exhaustive", _params(params, room_default=1.0, frontier_default=1.0, margin=0.0))
@@ -229,8 +224,7 @@ def _learned(name: str, params: UtilityParams) -> Reasoner:
 SBERT_DEFAULTS = {"room_default": 0.3, "frontier_default": 0.25, "margin": 0.05}
 
 
-@register_reasoner("sbert")
-def _sbert(params: Mapping[str, Any]) -> Reasoner:
+def create_sbert(params: Mapping[str, Any]) -> Reasoner:
     """Cosine similarity of query and label as utility, with the paper's retuned defaults
     (room 0.3, frontier 0.25, δ 0.05; ``sbert_*`` parameters override them); no room influence."""
     from sg_search.reasoning.knowledge import KnowledgeModel

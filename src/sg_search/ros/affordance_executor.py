@@ -31,7 +31,7 @@ from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance, LookAt, NavigateTo, OpenContainer
 from sg_search_interfaces.srv import SetContainer, SetNodeState
 
-from sg_search.geometry import TransformError
+from sg_search.geometry import TransformError, yaw_from_quat
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import wait_future
@@ -253,8 +253,7 @@ class AffordanceExecutorNode(Node):
             while time.monotonic() < deadline and not self._canceled():
                 pose = self.tf.lookup(c.map_frame, c.base_frame)
                 x, y, _ = pose.translation
-                qx, qy, qz, qw = pose.rotation
-                yaw = math.atan2(2 * (qw * qz + qx * qy), 1 - 2 * (qy * qy + qz * qz))
+                yaw = yaw_from_quat(pose.rotation)
                 error = math.atan2(target[1] - y, target[0] - x) - yaw
                 error = math.atan2(math.sin(error), math.cos(error))
                 if abs(error) <= c.heading_tolerance_rad:

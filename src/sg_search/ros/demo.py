@@ -27,9 +27,9 @@ from nav_msgs.msg import Odometry  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
+from sg_search.perception.categories import query_category  # noqa: E402
 from sg_search.report import RunRecord, write_report  # noqa: E402
 from sg_search.ros.search_client import SearchClient  # noqa: E402
-from sg_search.scene_graph.categories import query_category  # noqa: E402
 from sg_search.search.loop import DecisionRecord  # noqa: E402
 from sg_search.sim.episodes import Episode, make_episodes  # noqa: E402
 

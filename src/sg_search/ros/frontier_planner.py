@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import replace
 
 import numpy as np
 from geometry_msgs.msg import Point, PoseStamped, Twist
@@ -22,28 +21,24 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image
 from sg_search_interfaces.action import NavigateTo
 from sg_search_interfaces.msg import Frontier, FrontierArray
 from sg_search_interfaces.srv import GetGeodesicDistances, GetSceneGraph
 
-from sg_search.geometry import TransformError
+from sg_search.geometry import Pose2D, TransformError, yaw_from_quat
 from sg_search.mapping.frontiers import FrontierExtractor, FrontierSegment
 from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
-from sg_search.planning.follower import FollowStatus, PathFollower, Pose2D
-from sg_search.planning.geodesic import DistanceField, PlanningError, path_length, traversable
+from sg_search.planning.follower import Command
+from sg_search.planning.geodesic import DistanceField, path_length, traversable
+from sg_search.planning.navigator import NavError, Navigator
 from sg_search.planning.viewpoints import box_viewpoints
 from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
+from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source
-
-MAP_QOS = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
-POSE_JUMP_M = 1.0  # a pose change this large between control ticks forces a re-plan
 
 
 class GoalError(ValueError):
@@ -52,11 +47,6 @@ class GoalError(ValueError):
     def __init__(self, code: int, message: str) -> None:
         super().__init__(message)
         self.code = code
-
-
-def _yaw(rotation: np.ndarray) -> float:
-    x, y, z, w = rotation
-    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
 
 
 class FrontierPlanner(Node):
@@ -70,19 +60,18 @@ class FrontierPlanner(Node):
         self.extractor = FrontierExtractor(self.config.min_frontier_cells)
         self.frontiers: list[FrontierSegment] = []
         self.field: DistanceField | None = None
+        self.navigator = Navigator(self.spec, self._states, self.config.navigator())
         self._free = np.zeros(self.spec.shape, dtype=bool)
         self._intrinsics: CameraIntrinsics | None = None
         self._lock = threading.Lock()
         self._busy = threading.Lock()
         self.tf = create_transform_source(self)
         sensors = MutuallyExclusiveCallbackGroup()
-        # Best effort matches both best-effort (camera drivers, sim_bridge) and reliable publishers.
-        sensor_qos = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
         self.create_subscription(
-            CameraInfo, "camera_info", self._on_camera_info, sensor_qos, callback_group=sensors
+            CameraInfo, "camera_info", self._on_camera_info, SENSOR_QOS, callback_group=sensors
         )
-        self.create_subscription(Image, "depth", self._on_depth, sensor_qos, callback_group=sensors)
-        self._map_pub = self.create_publisher(OccupancyGrid, "map", MAP_QOS)
+        self.create_subscription(Image, "depth", self._on_depth, SENSOR_QOS, callback_group=sensors)
+        self._map_pub = self.create_publisher(OccupancyGrid, "map", LATCHED_QOS)
         self._frontier_pub = self.create_publisher(FrontierArray, "frontiers", 10)
         self._plan_pub = self.create_publisher(Path, "plan", 10)
         self._cmd_pub = self.create_publisher(Twist, "cmd_vel", 10)
@@ -138,19 +127,21 @@ class FrontierPlanner(Node):
             t = self.tf.lookup(self.config.map_frame, self.config.base_frame)
         except TransformError:
             return None
-        return (float(t.translation[0]), float(t.translation[1]), _yaw(t.rotation))
+        return (float(t.translation[0]), float(t.translation[1]), yaw_from_quat(t.rotation))
 
     def _update(self) -> None:
         with self._lock:
             states = self.map.states()
-        free = traversable(states, self.spec, self.config.planner())
         pose = self.robot_pose()
-        field = None
-        if pose is not None:
-            try:
-                field = DistanceField(free, self.spec, pose[:2], self.config.planner())
-            except PlanningError as exc:
-                self.get_logger().warn(f"no distance field: {exc}", throttle_duration_sec=5.0)
+        first = next(self.navigator.fields(pose[:2]), None) if pose is not None else None
+        if first is not None:  # the safest clearance that can place the base
+            free, field = first
+        else:
+            free, field = traversable(states, self.spec, self.config.planner()), None
+            if pose is not None:
+                self.get_logger().warn(
+                    "no distance field: the base is not on free space", throttle_duration_sec=5.0
+                )
         frontiers = self.extractor.extract(states, self.spec, field.distance if field else None)
         with self._lock:
             self._free, self.field, self.frontiers = free, field, frontiers
@@ -256,78 +247,43 @@ class FrontierPlanner(Node):
             handle.abort()
             result.error_code, result.error_msg = exc.code, str(exc)
             return result
-        params = self.config.follower()
-        if goal.tolerance > 0:
-            params = replace(params, goal_tolerance=float(goal.tolerance))
-        follower = PathFollower(params)
-        start, travelled, last = time.monotonic(), 0.0, None
-        need_plan = True
-        while True:
-            if handle.is_cancel_requested:
-                handle.canceled()
-                result.error_code, result.error_msg = NavigateTo.Result.CANCELED, "canceled"
-                break
-            if time.monotonic() - start > self.config.navigate_timeout_s:
-                handle.abort()
-                result.error_code = NavigateTo.Result.TIMEOUT
-                result.error_msg = f"not there after {self.config.navigate_timeout_s:.0f} s"
-                break
-            pose = self.robot_pose()
-            if pose is None:
-                time.sleep(self.config.control_period_s)
-                continue
-            if last is not None:
-                step = math.hypot(pose[0] - last[0], pose[1] - last[1])
-                need_plan |= step > POSE_JUMP_M
-                travelled += step if step <= POSE_JUMP_M else 0.0
-            last = pose
-            if need_plan:
-                failure = self._plan(follower, pose, target)
-                if failure:
-                    handle.abort()
-                    result.error_code, result.error_msg = failure
-                    break
-                need_plan = False
-            command = follower.command(pose, time.monotonic())
-            if command.status == FollowStatus.ARRIVED:
-                handle.succeed()
-                break
-            if command.status == FollowStatus.STUCK:
-                handle.abort()
-                result.error_code, result.error_msg = NavigateTo.Result.STUCK, command.note
-                break
-            need_plan = command.status == FollowStatus.REPLAN
-            twist = Twist()
-            twist.linear.x, twist.angular.z = command.linear, command.angular
-            self._cmd_pub.publish(twist)
-            feedback = NavigateTo.Feedback(recoveries=follower.recoveries)
-            feedback.current_pose = self._pose_msg(pose)
-            feedback.distance_remaining = float(math.hypot(target[0] - pose[0], target[1] - pose[1]))
-            handle.publish_feedback(feedback)
-            time.sleep(self.config.control_period_s)
-        result.path_length = float(travelled)
-        if last is not None:
-            result.final_pose = self._pose_msg(last)
+
+        def feedback(pose: Pose2D, remaining: float, recoveries: int) -> None:
+            message = NavigateTo.Feedback(recoveries=recoveries, distance_remaining=float(remaining))
+            message.current_pose = self._pose_msg(pose)
+            handle.publish_feedback(message)
+
+        outcome = self.navigator.navigate(
+            _TwistBase(self),
+            target,
+            float(goal.tolerance),
+            should_stop=lambda: bool(handle.is_cancel_requested),
+            on_path=self._publish_plan,
+            on_feedback=feedback,
+        )
+        if outcome.code == NavError.CANCELED:
+            handle.canceled()
+        elif outcome.success:
+            handle.succeed()
+        else:
+            handle.abort()
+        result.error_code, result.error_msg = int(outcome.code), outcome.message
+        result.path_length = float(outcome.path_length)
+        if outcome.final_pose is not None:
+            result.final_pose = self._pose_msg(outcome.final_pose)
         return result
 
-    def _plan(
-        self, follower: PathFollower, pose: Pose2D, target: tuple[float, float]
-    ) -> tuple[int, str] | None:
+    def _states(self) -> np.ndarray:
         with self._lock:
-            states = self.map.states()
-        free = traversable(states, self.spec, self.config.planner())
-        try:
-            path = DistanceField(free, self.spec, pose[:2], self.config.planner()).path_to(target)
-        except PlanningError as exc:
-            code = NavigateTo.Result.INVALID_GOAL if exc.outside_map else NavigateTo.Result.NO_VALID_PATH
-            return code, str(exc)
-        follower.set_path(path, keep_recoveries=True)
+            return self.map.states()
+
+    def _publish_plan(self, path: np.ndarray) -> None:
         msg = Path()
         msg.header.frame_id = self.config.map_frame
         msg.poses = [self._pose_msg((float(x), float(y), 0.0)) for x, y in path]
         self._plan_pub.publish(msg)
-        self.get_logger().info(f"planned {path_length(path):.2f} m to ({target[0]:.2f}, {target[1]:.2f})")
-        return None
+        end = path[-1]
+        self.get_logger().info(f"planned {path_length(path):.2f} m to ({end[0]:.2f}, {end[1]:.2f})")
 
     def _pose_msg(self, pose: Pose2D) -> PoseStamped:
         msg = PoseStamped()
@@ -336,3 +292,23 @@ class FrontierPlanner(Node):
         msg.pose.position.x, msg.pose.position.y = pose[0], pose[1]
         msg.pose.orientation.z, msg.pose.orientation.w = math.sin(pose[2] / 2), math.cos(pose[2] / 2)
         return msg
+
+
+class _TwistBase:
+    """The navigator's base on ROS: pose from TF, commands on ``cmd_vel`` at the control rate."""
+
+    def __init__(self, node: FrontierPlanner) -> None:
+        self.node = node
+
+    def pose(self) -> Pose2D | None:
+        return self.node.robot_pose()
+
+    def command(self, command: Command) -> bool:
+        twist = Twist()
+        twist.linear.x, twist.angular.z = command.linear, command.angular
+        self.node._cmd_pub.publish(twist)
+        time.sleep(self.node.config.control_period_s)
+        return True
+
+    def now(self) -> float:
+        return time.monotonic()

@@ -28,7 +28,6 @@ from typing import Any
 import numpy as np
 from geometry_msgs.msg import Twist
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
@@ -46,11 +45,8 @@ from sg_search.habitat.convert import (
 )
 from sg_search.habitat.motion import objectnav_outcome, step_target, turned
 from sg_search.ros.params import declare_config
+from sg_search.ros.qos import LATCHED_QOS
 from sg_search.ros.sensor_publishers import SensorPublishers
-
-LATCHED = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
 
 
 def _import_habitat() -> Any:
@@ -107,8 +103,8 @@ class HabitatBridge(Node):
         self._time_ns = 0
         self._command = (0.0, 0.0, -math.inf)
         self._sensors = SensorPublishers(self, (c.map_frame, c.odom_frame, c.base_frame, c.camera_frame))
-        self._table_pub = self.create_publisher(String, "instance_categories", LATCHED)
-        self._metrics = self.create_publisher(String, "objectnav/metrics", LATCHED)
+        self._table_pub = self.create_publisher(String, "instance_categories", LATCHED_QOS)
+        self._metrics = self.create_publisher(String, "objectnav/metrics", LATCHED_QOS)
         self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10)
         self.create_subscription(String, "discrete_action", self._on_action, 10)
         self.create_service(Trigger, "reset_episode", self._on_reset)

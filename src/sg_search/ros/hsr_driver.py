@@ -38,15 +38,15 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.duration import Duration
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 from sg_search_interfaces.action import LookAt, OpenContainer
 from std_msgs.msg import Bool
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from sg_search.config import package_share
-from sg_search.geometry import Transform, TransformError
+from sg_search.geometry import Transform, TransformError, yaw_from_quat
 from sg_search.ros.params import declare_config
+from sg_search.ros.qos import LATCHED_QOS
 from sg_search.ros.tf import create_transform_source
 from sg_search.skills.config import HsrDriverConfig
 from sg_search.skills.motions import (
@@ -63,9 +63,6 @@ from sg_search.skills.motions import (
 HEAD_JOINTS = ("head_pan_joint", "head_tilt_joint")
 ARM_JOINTS = ("arm_lift_joint", "arm_flex_joint", "arm_roll_joint", "wrist_flex_joint", "wrist_roll_joint")
 GRIPPER_JOINT = "hand_motor_joint"
-LATCHED = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
 
 
 class SkillAbort(Exception):
@@ -78,8 +75,7 @@ class SkillAbort(Exception):
 
 
 def _yaw(q: object) -> float:
-    x, y, z, w = (float(getattr(q, k)) for k in "xyzw")
-    return math.atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z))
+    return yaw_from_quat(tuple(float(getattr(q, k)) for k in "xyzw"))  # type: ignore[arg-type]
 
 
 class HsrDriver(Node):
@@ -105,7 +101,7 @@ class HsrDriver(Node):
         self.create_subscription(Odometry, "odom", self._on_odom, 10, callback_group=group)
         self.create_subscription(JointState, "joint_states", self._on_joints, 10, callback_group=group)
         self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10, callback_group=group)
-        self.create_subscription(Bool, "emergency_stop", self._on_estop, LATCHED, callback_group=group)
+        self.create_subscription(Bool, "emergency_stop", self._on_estop, LATCHED_QOS, callback_group=group)
         self.create_timer(0.1, self._dead_man, callback_group=group)
         for action, name, execute in (
             (OpenContainer, "open_container", self._open_container),

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 from typing import Any
 
 import numpy as np
@@ -30,34 +30,20 @@ from numpy.typing import NDArray
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image
 from sg_search_interfaces.msg import ObjectObservation, ObjectObservationArray
 from std_msgs.msg import Header, String
 
 from sg_search.geometry import TransformError
 from sg_search.perception.config import PerceptionConfig
-from sg_search.perception.detection import DetectorError, RgbdImage, check_image
-from sg_search.perception.factory import create_detector
-from sg_search.perception.fusion import Instance, InstanceMap, ReportedInstances
+from sg_search.perception.detection import RgbdImage
+from sg_search.perception.fusion import Instance
+from sg_search.perception.pipeline import FrameSkipped, PerceptionPipeline
 from sg_search.ros.conversions import box_to_msg, point_to_msg
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
+from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source
-from sg_search.scene_graph.categories import normalise_category
-
-SENSOR_QOS = QoSProfile(depth=5, reliability=ReliabilityPolicy.BEST_EFFORT)
-LATCHED = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
-
-
-class FrameSkipped(ValueError):
-    """A frame perception cannot use; ``reason`` is a short key for the counters."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 def stamp_of(msg: Any) -> float:
@@ -114,12 +100,9 @@ class Perception(Node):
     def __init__(self, node_name: str = "perception", **kwargs: object) -> None:
         super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
         self.config = declare_config(self, PerceptionConfig)
-        self.vocabulary = tuple(normalise_category(v) for v in self.config.vocabulary)
-        self.detector = create_detector(self.config)
-        self.instances = InstanceMap(self.config.fusion(), self.config.backprojection())
+        self.pipeline = PerceptionPipeline(self.config)
         self.tf = create_transform_source(self)
-        self.stats: Counter[str] = Counter()
-        self._reported = ReportedInstances(self.instances)
+        self.stats = self.pipeline.stats
         self._categories: dict[int, tuple[str, str]] = {}
         self._info: CameraInfo | None = None
         self._buffers: dict[str, deque[Image]] = {
@@ -137,13 +120,14 @@ class Perception(Node):
         for name in self._needs:
             self.create_subscription(Image, name, lambda m, n=name: self._on_image(n, m), SENSOR_QOS)
         self.create_subscription(CameraInfo, "camera_info", self._on_info, SENSOR_QOS)
-        self.create_subscription(String, "instance_categories", self._on_categories, LATCHED)
+        self.create_subscription(String, "instance_categories", self._on_categories, LATCHED_QOS)
         self.add_on_set_parameters_callback(self._on_parameters)
         self.create_timer(self.config.stats_period_s, self._publish_stats)
         self._worker = threading.Thread(target=self._work, name="perception", daemon=True)
         self._worker.start()
         self.get_logger().info(
-            f"perception: detector {self.detector.name}, vocabulary {list(self.vocabulary) or 'all'}"
+            f"perception: detector {self.pipeline.detector.name}, "
+            f"vocabulary {list(self.pipeline.vocabulary) or 'all'}"
         )
 
     # ------------------------------------------------------------------ inputs
@@ -152,11 +136,10 @@ class Perception(Node):
             if param.name != "vocabulary":
                 continue
             try:
-                vocabulary = tuple(normalise_category(str(v)) for v in (param.value or ()))
+                self.pipeline.set_vocabulary(list(param.value or ()))
             except ValueError as exc:
                 return SetParametersResult(successful=False, reason=f"vocabulary: {exc}")
-            self.vocabulary = vocabulary
-            self.get_logger().info(f"vocabulary now {list(vocabulary) or 'all'}")
+            self.get_logger().info(f"vocabulary now {list(self.pipeline.vocabulary) or 'all'}")
         return SetParametersResult(successful=True)
 
     def _on_info(self, msg: CameraInfo) -> None:
@@ -217,7 +200,8 @@ class Perception(Node):
                 self.get_logger().error(f"frame skipped (error): {exc!r}", throttle_duration_sec=5.0)
 
     def process(self, frame: dict[str, Image]) -> None:
-        """Detect, fuse and publish one synchronised frame (FrameSkipped says why not)."""
+        """Decode one synchronised frame, run the pipeline and publish what it changed
+        (FrameSkipped says why not)."""
         start = time.perf_counter()
         if self._info is None:
             raise FrameSkipped("camera_info", "no camera_info received yet")
@@ -227,44 +211,25 @@ class Perception(Node):
             intrinsics = intrinsics_from_msg(self._info)
         except ValueError as exc:
             raise FrameSkipped("encoding", str(exc)) from None
-        rgb = rgb_from_msg(frame["rgb"])
-        instance = instance_from_msg(frame["instances"]) if "instances" in frame else None
-        image = RgbdImage(rgb, depth, instance, self._categories)
-        try:
-            check_image(image)
-        except ValueError as exc:
-            raise FrameSkipped("size", str(exc)) from None
         if (self._info.width, self._info.height) != (depth.shape[1], depth.shape[0]):
             raise FrameSkipped(
                 "size", f"camera_info is {self._info.width}x{self._info.height}, depth {depth.shape[::-1]}"
             )
-        valid = np.isfinite(depth) & (depth > 0)
-        if not valid.any():
-            raise FrameSkipped("no_depth", "no valid depth pixel (all zero, NaN or inf)")
-        if not rgb.any():
-            raise FrameSkipped("black", "the colour image is all black")
+        rgb = rgb_from_msg(frame["rgb"])
+        instance = instance_from_msg(frame["instances"]) if "instances" in frame else None
         pose = self._lookup(depth_msg.header.frame_id, stamp_of(depth_msg))
-        try:
-            detections = self.detector.detect(image, self.vocabulary)
-        except (ValueError, DetectorError) as exc:
-            raise FrameSkipped("detector", str(exc)) from None
-        depth = np.where(valid, depth, 0.0).astype(np.float32)
         k = (intrinsics.fx, intrinsics.fy, intrinsics.cx, intrinsics.cy)
-        self.stats["frames"] += 1
-        index = self.stats["frames"]
-        result = self.instances.integrate(detections, depth, k, pose, index)
-        confirmed, removed = self._reported.after(result)
-        if confirmed or removed:
+        update = self.pipeline.process(RgbdImage(rgb, depth, instance, self._categories), k, pose)
+        if update:
             header = Header(stamp=depth_msg.header.stamp, frame_id=self.config.map_frame)
             self._publisher.publish(
                 ObjectObservationArray(
                     header=header,
-                    frame_index=index,
-                    observations=[instance_to_msg(i) for i in confirmed],
-                    removed_instance_ids=removed,
+                    frame_index=update.frame_index,
+                    observations=[instance_to_msg(i) for i in update.confirmed],
+                    removed_instance_ids=update.removed,
                 )
             )
-        self.stats["detections"] += len(detections)
         self.stats["process_ms_total"] += int((time.perf_counter() - start) * 1e3)
 
     def _lookup(self, frame_id: str, stamp: float) -> NDArray[np.float64]:
@@ -281,7 +246,9 @@ class Perception(Node):
 
     def _publish_stats(self) -> None:
         stats = dict(
-            self.stats, instances=len(self.instances.instances), published=len(self._reported.reported)
+            self.stats,
+            instances=len(self.pipeline.instances.instances),
+            published=len(self.pipeline.reported.reported),
         )
         self._stats_publisher.publish(String(data=json.dumps(stats, sort_keys=True)))
 

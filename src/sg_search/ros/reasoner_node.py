@@ -1,16 +1,15 @@
 """reasoner: hosts the ``search`` action (SearchObject) and ``select_target`` (SelectTarget).
 
-The node mirrors the scene graph (GraphMirror), runs :func:`run_search` from the core,
-and executes chosen targets through the ``execute_affordance`` action when an executor
-is running; otherwise the search is observe-only (see sg_search.search.loop).
+The node mirrors the scene graph (GraphMirror) and runs the core's :func:`run_search` and
+:class:`Verifier` in its ROS world (:mod:`sg_search.ros.ros_world`: TF, the camera, the
+planner's distances and the ``execute_affordance`` action); without an executor running the
+search is observe-only (see sg_search.search.loop).
 """
 
 from __future__ import annotations
 
-import math
 import threading
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from geometry_msgs.msg import PointStamped
@@ -22,28 +21,18 @@ from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
 from sg_search_interfaces.action import ExecuteAffordance, SearchObject
 from sg_search_interfaces.msg import TargetScore
-from sg_search_interfaces.srv import GetGeodesicDistances, RunGraphCode, SelectTarget
+from sg_search_interfaces.srv import RunGraphCode, SelectTarget
 
-from sg_search.reasoning import Candidate, ReasonerInput, create_reasoner
-from sg_search.reasoning.base import SkillAffordance
+from sg_search.reasoning import ReasonerInput, create_reasoner
 from sg_search.reasoning.llm.base import stats_line
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.params import declare_config
-from sg_search.scene_graph import SceneNode
+from sg_search.ros.ros_world import RosSensing, RosWorld
 from sg_search.scene_graph.sandbox import SandboxResult
-from sg_search.search import ExecutionReport, SearchError, SearchStep, VerificationReport, run_search
+from sg_search.search import SearchError, SearchStep, Verifier, run_search
 from sg_search.search.config import ReasonerNodeConfig
-from sg_search.search.loop import with_arrival_check
-from sg_search.search.verification import (
-    Cooccurrence,
-    Credibility,
-    Verdict,
-    context_support,
-    follow_candidate,
-    goal_confidence,
-)
 
 
 class ReasonerNode(Node):
@@ -57,13 +46,10 @@ class ReasonerNode(Node):
         self._mirror = GraphMirror(self)
         self._busy = threading.Lock()
         self._knowledge: Any = None
-        self._verify_context: Cooccurrence = self._cooccurrence
         self._pushed: set[str] = set()
         self._vocabulary_client = AsyncParameterClient(self, self.config.vocabulary_node)
         self._target = self.create_publisher(PointStamped, "search/target", 10)
-        self._distance_client = self.create_client(
-            GetGeodesicDistances, "geodesic_distances", callback_group=ReentrantCallbackGroup()
-        )
+        self._sensing = RosSensing(self, self.config, self._mirror)
         self._run_code_client = self.create_client(
             RunGraphCode, "scene_graph/run_code", callback_group=ReentrantCallbackGroup()
         )
@@ -112,14 +98,6 @@ class ReasonerNode(Node):
             handle.abort()
             result.error_code, result.error_msg = SearchError.UNKNOWN_REASONER, str(exc.args[0])
             return result
-        self._verify_context = reasoner.verification_context() or self._cooccurrence
-        execute = (
-            self._execute_candidate
-            if self._executor_client.wait_for_server(timeout_sec=self.config.executor_wait_s)
-            else None
-        )
-        if execute is None:
-            self.get_logger().info("no affordance executor running: observe-only search")
         self._mirror.copy(wait_s=self.config.graph_wait_s)  # sync once; later steps read at once
 
         def on_step(step: SearchStep) -> None:
@@ -139,17 +117,22 @@ class ReasonerNode(Node):
         def stop() -> bool:
             return bool(handle.is_cancel_requested or not handle.is_active)
 
-        verify = None
-        if execute is not None and self.config.verify:
-            verify = with_arrival_check(lambda node: self._verify(node, stop), reasoner, self._mirror.copy)
+        world: RosSensing | RosWorld = self._sensing
+        verifier = None
+        if self._executor_client.wait_for_server(timeout_sec=self.config.executor_wait_s):
+            acting = RosWorld(self._sensing, self._executor_client, stop)
+            world = acting
+            if self.config.verify:
+                context = reasoner.verification_context() or self._cooccurrence
+                verifier = Verifier(acting, self.config.credibility(), context, reasoner)
+        else:
+            self.get_logger().info("no affordance executor running: observe-only search")
         outcome = run_search(
             goal.query,
             reasoner,
-            self._mirror.copy,
+            world,
             params=self.config.search_params(goal.max_steps, goal.timeout_s),
-            execute=(lambda candidate: self._execute_candidate(candidate, stop)) if execute else None,
-            verify=verify,
-            distances=self._distances,
+            verifier=verifier,
             on_step=on_step,
             should_stop=stop,
         )
@@ -177,68 +160,6 @@ class ReasonerNode(Node):
             f"search {goal.query!r}: {outcome.error.name} {outcome.message or outcome.explanation}"
         )
         return result
-
-    def _execute_candidate(self, candidate: Candidate, stop: Callable[[], bool]) -> ExecutionReport:
-        """One ExecuteAffordance goal; cancelled with the search; fatal if the executor is gone
-        or reports that a skill server is (UNAVAILABLE)."""
-        client = self._executor_client
-        goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
-        handle = wait_future(client.send_goal_async(goal), self.config.executor_wait_s + 5.0)
-        if handle is None or not handle.accepted:
-            return ExecutionReport(
-                False, message=f"executor refused {candidate.node_id}", fatal=handle is None
-            )
-        future = handle.get_result_async()
-        deadline = time.monotonic() + self.config.execute_timeout_s
-        while not future.done():
-            if stop():
-                wait_future(handle.cancel_goal_async(), 2.0)
-                wait_future(future, 5.0)
-                return ExecutionReport(False, message="canceled")
-            if not client.server_is_ready():
-                return ExecutionReport(False, message="the affordance executor stopped answering", fatal=True)
-            if time.monotonic() > deadline:
-                handle.cancel_goal_async()
-                return ExecutionReport(False, message=f"executor timed out on {candidate.node_id}")
-            time.sleep(0.05)
-        result = future.result().result
-        return ExecutionReport(
-            result.error_code == 0,
-            message=result.error_msg,
-            code=int(result.error_code),
-            fatal=result.error_code == ExecuteAffordance.Result.UNAVAILABLE,
-        )
-
-    def _verify(self, candidate: SceneNode, stop: Callable[[], bool]) -> VerificationReport:
-        """Approach and look (INSPECT), then count perception's re-observations of the
-        candidate into its credibility (sg_search.search.verification)."""
-        params = self.config.credibility()
-        credibility = Credibility(candidate.id, params)
-        approach = self._execute_candidate(Candidate(candidate.id, SkillAffordance.INSPECT), stop)
-        if approach.fatal:
-            return VerificationReport(False, 0.0, 0, approach.path_length, approach.message)
-        last = candidate.frame_ids[-1] if candidate.frame_ids else -1
-        while credibility.verdict == Verdict.PENDING and not stop():
-            node, deadline = None, time.monotonic() + self.config.verify_observation_timeout_s
-            while time.monotonic() < deadline and not stop():
-                graph = self._mirror.copy()
-                node = follow_candidate(graph, candidate, candidate.category) if graph is not None else None
-                if node is not None and node.frame_ids and node.frame_ids[-1] > last:
-                    last = node.frame_ids[-1]
-                    break
-                node = None
-                time.sleep(0.1)
-            graph = self._mirror.copy()
-            context = (
-                context_support(graph, node or candidate, candidate.category, self._verify_context, params)
-                if graph
-                else params.context_floor
-            )
-            credibility.add(goal_confidence(node, candidate.category), context)
-        accepted = credibility.verdict == Verdict.ACCEPTED
-        return VerificationReport(
-            accepted, credibility.total, len(credibility.scores), approach.path_length, credibility.summary()
-        )
 
     def _run_code(self, code: str, graph: object) -> SandboxResult:
         """SG-RwR's Retriever code, run by the scene-graph server's sandbox on its live graph
@@ -279,19 +200,6 @@ class ReasonerNode(Node):
             msg = PointStamped(point=point_to_msg(node.position))
             msg.header.frame_id, msg.header.stamp = "map", self.get_clock().now().to_msg()
             self._target.publish(msg)
-
-    def _distances(self) -> dict[str, float]:
-        """Geodesic metres from the robot to every room, region and object (the planner's
-        ``geodesic_distances``); empty when no planner answers (reasoners then rank by utility)."""
-        graph = self._mirror.copy()
-        if graph is None or not self._distance_client.service_is_ready():
-            return {}
-        nodes = [n for n in graph.nodes() if n.layer >= 2]
-        request = GetGeodesicDistances.Request(points=[point_to_msg(n.position) for n in nodes])
-        response = wait_future(self._distance_client.call_async(request), 2.0)
-        if response is None or not response.success:
-            return {}
-        return {n.id: (d if d >= 0 else math.inf) for n, d in zip(nodes, response.distances, strict=True)}
 
     def _cooccurrence(self, labels: Sequence[str], goal: str) -> list[float]:
         if self._knowledge is None:

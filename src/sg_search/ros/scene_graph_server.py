@@ -30,17 +30,19 @@ from nav_msgs.msg import OccupancyGrid
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.msg import FrontierArray, ObjectObservationArray, SceneGraphUpdate
 from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph, RunGraphCode, SetNodeState
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
 from sg_search.mapping.grid import GridSpec
+from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
 from sg_search.reasoning.llm.edges import LlmEdgeProposer
 from sg_search.ros.conversions import frontiers_from_msg, instances_from_msg, node_to_msg, update_to_msg
 from sg_search.ros.markers import graph_markers
 from sg_search.ros.params import declare_config
+from sg_search.ros.qos import LATCHED_QOS
 from sg_search.scene_graph import NodeState, SceneGraph
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
@@ -65,11 +67,8 @@ class SceneGraphServer(Node):
         self.graph = SceneGraph(self.config.history_limit, self.config.max_frame_ids)
         self.lock = threading.Lock()  # guards the graph
         self._load_initial_graph()
-        self._proposer = (
-            LlmEdgeProposer.from_params(
-                self.config.__dict__
-            )  # its llm_* fields if self.config.llm_edges else None
-        )
+        # Only when asked for: without ``llm_edges`` no proposer exists and no request is sent.
+        self._proposer = LlmEdgeProposer.from_params(self.config.__dict__) if self.config.llm_edges else None
         self.builder = SceneGraphBuilder(
             self.graph,
             self.config.builder(),
@@ -91,12 +90,13 @@ class SceneGraphServer(Node):
         self._rooms: MapRooms | None = None
         self._last_rooms = -math.inf
         if self.config.rooms_from_map and not self.config.prior_scene_file:  # a prior brings its rooms
-            self._rooms = MapRooms()
-            map_qos = QoSProfile(
-                depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-            )
+            self._rooms = knowledge_map_rooms()
             self.create_subscription(
-                OccupancyGrid, "map", self._on_map, map_qos, callback_group=MutuallyExclusiveCallbackGroup()
+                OccupancyGrid,
+                "map",
+                self._on_map,
+                LATCHED_QOS,
+                callback_group=MutuallyExclusiveCallbackGroup(),
             )
         self.create_service(SetNodeState, "scene_graph/set_state", self._on_set_state)
         self.create_service(

@@ -28,23 +28,19 @@ from rclpy.action import ActionServer
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.action import LookAt
 from sg_search_interfaces.srv import SetContainer
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from sg_search.ros.params import declare_config
+from sg_search.ros.qos import LATCHED_QOS
 from sg_search.ros.sensor_publishers import SensorPublishers
 from sg_search.sim.layout import HouseLayout
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.sim.mujoco.mjcf import SmallObject
 from sg_search.sim.mujoco.scene import layout_for, nearest_free
 from sg_search.sim.mujoco.world import Frame, SimError, SimWorld
-
-LATCHED = QoSProfile(
-    depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
-)
 
 
 class SimBridge(Node):
@@ -76,7 +72,7 @@ class SimBridge(Node):
         if self._failure is not None:
             raise self._failure
         self._sensors = SensorPublishers(self, (c.map_frame, c.odom_frame, c.base_frame, c.camera_frame))
-        self._table = self.create_publisher(String, "instance_categories", LATCHED)
+        self._table = self.create_publisher(String, "instance_categories", LATCHED_QOS)
         self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10)
         self.create_service(SetContainer, "open", lambda req, res: self._set_container(req, res, True))
         self.create_service(SetContainer, "close", lambda req, res: self._set_container(req, res, False))

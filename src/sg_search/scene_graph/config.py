@@ -21,8 +21,12 @@ class SceneGraphServerConfig:
     markers_period_s: float = 1.0
     container_margin: float = 0.05
     on_top_tolerance: float = 0.05
-    openable_categories: tuple[str, ...] = ("cabinet", "fridge", "drawer", "wardrobe", "dishwasher", "oven")
-    receptacle_categories: tuple[str, ...] = ("table", "counter", "shelf", "desk", "bed", "sofa")
+    openable_categories: tuple[str, ...] = (
+        "cabinet", "fridge", "drawer", "wardrobe", "dishwasher", "oven", "microwave", "nightstand", "dresser",
+    )  # fmt: skip
+    receptacle_categories: tuple[str, ...] = (
+        "table", "coffee table", "counter", "shelf", "bookshelf", "desk", "bed", "sofa",
+    )  # fmt: skip
     next_to_distance: float = 0.8
     vertical_gap: float = 0.05
     max_wall_angle_deg: float = 15.0

@@ -17,7 +17,7 @@ import networkx as nx
 import numpy as np
 import yaml
 
-from sg_search.scene_graph.categories import normalise_category
+from sg_search.perception.categories import normalise_category
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import EdgeKind, EdgeOrigin, Layer, SceneEdge, SceneNode
 

@@ -11,31 +11,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from sg_search.scene_graph.categories import normalise_category
+from sg_search.perception.categories import normalise_category
+from sg_search.perception.observation import ObjectInstance as ObjectInstance  # re-exported
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import (
     Affordance,
-    Box3D,
     EdgeKind,
     EdgeOrigin,
     Layer,
     NodeState,
     SceneEdge,
     SceneNode,
-    Vec3,
 )
-
-
-@dataclass(frozen=True)
-class ObjectInstance:
-    """One fused instance as perception reports it (``map`` frame, metres)."""
-
-    instance_id: str
-    category: str
-    confidence: float
-    centroid: Vec3
-    bbox: Box3D | None = None
-    observation_count: int = 1
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from sg_search.scene_graph.categories import normalise_category
+from sg_search.perception.categories import normalise_category
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import (
     Affordance,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from sg_search.scene_graph.categories import normalise_category, query_category
+from sg_search.perception.categories import normalise_category, query_category
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import SceneNode
 

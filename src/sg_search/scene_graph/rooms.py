@@ -11,9 +11,8 @@ object's parent stays its container if it has one. Frame ``map``, metres.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -126,30 +125,34 @@ def _ensure_building(graph: SceneGraph) -> None:
         graph.upsert_node(SceneNode(BUILDING_ID, Layer.BUILDING, "building", parent_id=ROOT_ID))
 
 
+Containment = Callable[[Sequence[str], Sequence[str]], Sequence[float]]
+"""p(object in room) for each (room type, object category) pair."""
+
+
 class MapRooms:
     """Rooms of an occupancy map into a graph: segment the free cells, name each region from
-    the objects in it with the knowledge model's p(object in room) (memoised per pair: rooms
-    are re-named every few seconds), and track ids with :class:`RoomTracker`."""
+    the objects in it with ``containment`` (memoised per pair: rooms are re-named every few
+    seconds) over ``room_types``, and track ids with :class:`RoomTracker`. The host passes
+    the commonsense knowledge in (the graph does not depend on the reasoners)."""
 
-    def __init__(self, params: RoomSegmentationParams | None = None) -> None:
-        from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
-
+    def __init__(
+        self,
+        room_types: Sequence[str],
+        containment: Containment,
+        params: RoomSegmentationParams | None = None,
+    ) -> None:
         self.params = params or RoomSegmentationParams()
         self.tracker = RoomTracker()
-        self.room_types = load_answers(default_data_dir() / "llm_answers.yaml").rooms
-        self._knowledge: Any = None
+        self.room_types = list(room_types)
+        self._containment = containment
         self._memo: dict[tuple[str, str], float] = {}
 
     def containment(self, rooms: Sequence[str], objects: Sequence[str]) -> NDArray[np.float64]:
-        """p(object in room) for each pair (the knowledge model, loaded on first use)."""
+        """p(object in room) for each pair (memoised)."""
         pairs = list(zip(rooms, objects, strict=True))
         missing = sorted(set(pairs) - self._memo.keys())
         if missing:
-            if self._knowledge is None:
-                from sg_search.reasoning.knowledge.model import KnowledgeModel
-
-                self._knowledge = KnowledgeModel.load_default()
-            scores = self._knowledge.containment([r for r, _ in missing], [o for _, o in missing])
+            scores = self._containment([r for r, _ in missing], [o for _, o in missing])
             self._memo.update(zip(missing, map(float, scores), strict=True))
         return np.array([self._memo[p] for p in pairs], dtype=np.float64)
 

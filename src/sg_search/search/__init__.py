@@ -2,22 +2,28 @@
 
 from sg_search.search.loop import (
     DecisionRecord,
-    ExecutionReport,
     SearchError,
     SearchOutcome,
     SearchParams,
     SearchStep,
-    VerificationReport,
     run_search,
 )
+from sg_search.search.reports import ExecutionReport, VerificationReport
+from sg_search.search.verification import Verifier
+from sg_search.search.world import ActingWorld, Pose2D, SensedWorld, VerifyingWorld
 
 __all__ = [
+    "ActingWorld",
     "DecisionRecord",
     "ExecutionReport",
+    "Pose2D",
     "SearchError",
     "SearchOutcome",
     "SearchParams",
     "SearchStep",
+    "SensedWorld",
     "VerificationReport",
+    "Verifier",
+    "VerifyingWorld",
     "run_search",
 ]

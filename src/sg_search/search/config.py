@@ -47,6 +47,9 @@ class ReasonerNodeConfig:
     llm_structured: str = "json_object"
     vocabulary_node: str = "perception"
     run_code_timeout_s: float = 30.0
+    map_frame: str = "map"
+    base_frame: str = "base_link"
+    kept_frames: int = 16
 
     def reasoner_params(self) -> dict[str, float | int | str]:
         """What :func:`create_reasoner` gets: the seed, the utility reasoners' constants, and

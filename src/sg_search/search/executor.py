@@ -20,7 +20,7 @@ from typing import Protocol
 
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
-from sg_search.search.loop import ExecutionReport
+from sg_search.search.reports import ExecutionReport
 
 
 class ExecutorError(IntEnum):

@@ -1,10 +1,10 @@
 """One object search: refresh the graph, check for the target, ask the reasoner, act.
 
-Times are seconds of the injected clock; distances are metres. The loop owns no I/O:
-the ROS node (or a benchmark) injects how to read the graph, how to execute a
-candidate and how to report progress, so that the same loop runs over DDS and offline.
+Times are seconds of the injected clock; distances are metres. The loop owns no I/O: it
+talks to the robot through one world (:mod:`sg_search.search.world`), which the ROS reasoner
+node implements over DDS and the benchmarks in process, so the same loop runs in both.
 
-Without an executor the loop is *observe-only*: it reports the reasoner's choice each
+In a world it cannot act in, the loop is *observe-only*: it reports the reasoner's choice each
 step and waits ``step_period_s`` for perception to change the graph. That is what the
 stack does before an affordance executor is running (or on a robot driven by hand).
 """
@@ -12,16 +12,17 @@ stack does before an affordance executor is running (or on a robot driven by han
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import IntEnum
-from typing import Any
 
+from sg_search.perception.categories import query_category
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput
 from sg_search.scene_graph import SceneGraph, SceneNode
-from sg_search.scene_graph.categories import query_category
-from sg_search.scene_graph.model import Vec3
 from sg_search.scene_graph.query import find_nodes
+from sg_search.search.reports import ExecutionReport, VerificationReport
+from sg_search.search.verification import Verifier
+from sg_search.search.world import ActingWorld, SensedWorld
 
 
 class SearchError(IntEnum):
@@ -74,30 +75,6 @@ class SearchStep:
 
 
 @dataclass(frozen=True)
-class ExecutionReport:
-    """What the executor did with a candidate. ``path_length`` in metres; ``code`` is an
-    ExecuteAffordance result code; ``fatal``: the executor or robot is unavailable, so
-    trying another target would fail too."""
-
-    success: bool
-    path_length: float = 0.0
-    message: str = ""
-    code: int = 0
-    fatal: bool = False
-
-
-@dataclass(frozen=True)
-class VerificationReport:
-    """Re-perception of a goal candidate (see :mod:`sg_search.search.verification`)."""
-
-    accepted: bool
-    credibility: float = 1.0
-    observations: int = 0
-    path_length: float = 0.0
-    message: str = ""
-
-
-@dataclass(frozen=True)
 class DecisionRecord:
     """One reasoning step for the report: the top candidates (id, affordance, utility, reason)."""
 
@@ -131,31 +108,28 @@ class SearchOutcome:
 def run_search(
     query: str,
     reasoner: Reasoner,
-    read_graph: Callable[[], SceneGraph | None],
+    world: SensedWorld,
     *,
     params: SearchParams | None = None,
-    execute: Callable[[Candidate], ExecutionReport] | None = None,
-    verify: Callable[[SceneNode], VerificationReport] | None = None,
+    verifier: Verifier | None = None,
     on_step: Callable[[SearchStep], None] | None = None,
     should_stop: Callable[[], bool] = lambda: False,
-    distances: Callable[[], Mapping[str, float]] | None = None,
-    position: Callable[[], Vec3 | None] | None = None,
-    images: Callable[[], Mapping[int, Any]] | None = None,
     clock: Callable[[], float] = time.monotonic,
     sleep: Callable[[float], None] = time.sleep,
 ) -> SearchOutcome:
-    """Search for ``query`` until found (and verified), out of budget, stuck or stopped.
+    """Search for ``query`` in ``world`` until found (and verified), out of budget, stuck or
+    stopped.
 
-    ``distances`` gives geodesic metres from the robot to graph nodes for the reasoner;
-    ``position`` the robot's position in ``map`` [m] (LLM reasoners describe what is near it);
-    ``images`` recent RGB frames by frame id (VLM reasoners attach those that saw a node).
-    Without ``verify`` the first goal-category node at ``min_confidence`` is the find.
+    An :class:`ActingWorld` executes the reasoner's choices; a world that is only a
+    :class:`SensedWorld` gets an observe-only search (module docstring). Without ``verifier``
+    the first goal-category node at ``min_confidence`` is the find.
     """
     params = params or SearchParams()
     try:
         category = query_category(query)
     except ValueError as exc:
         return SearchOutcome(SearchError.INVALID_QUERY, str(exc))
+    acting = world if isinstance(world, ActingWorld) else None
     reasoner.reset(query)
     outcome = SearchOutcome(SearchError.UNKNOWN)
     start = clock()
@@ -167,13 +141,15 @@ def run_search(
         if on_step is not None:
             on_step(step)
 
+    verify = _verification(verifier, should_stop)
+
     step, idle_since = 0, clock()
     while step < params.max_steps:
         step += 1
         outcome.steps = step
         if _stopped(outcome, should_stop(), clock() - start, params, category):
             return outcome
-        graph = read_graph()
+        graph = world.graph()
         if graph is None:
             outcome.error, outcome.message = SearchError.GRAPH_UNAVAILABLE, "no scene graph available"
             return outcome
@@ -182,17 +158,14 @@ def run_search(
             if _accept(outcome, graph, candidate, step, verify, report):
                 return outcome
             continue  # rejected: look at the graph again before deciding
-        known = distances() if distances is not None else {}
-        here = position() if position is not None else None
-        frames = images() if images is not None else {}
-        decision = reasoner.decide(ReasonerInput(graph, query, known, here, frozenset(rejected), frames))
+        decision = reasoner.decide(_observation(world, graph, query, rejected))
         best = decision.best
         if best is None:
-            if execute is not None and clock() - idle_since >= params.settle_s:
+            if acting is not None and clock() - idle_since >= params.settle_s:
                 outcome.error = SearchError.NO_REACHABLE_TARGETS
                 outcome.message = f"no {category!r} in the graph and nothing left to explore"
                 return outcome
-            if execute is None:
+            if acting is None:
                 report(
                     SearchStep(
                         step, "reason", explanation="waiting for perception", path_length=outcome.path_length
@@ -206,16 +179,34 @@ def run_search(
         outcome.explanation = decision.explanation
         outcome.decisions.append(_record(step, decision, graph))
         report(SearchStep(step, "reason", best.node_id, best.utility, best.reason, outcome.path_length))
-        if execute is None:
+        if acting is None:
             sleep(params.step_period_s)
             continue
         report(SearchStep(step, _PHASES.get(int(best.affordance), "act"), best.node_id, best.utility))
-        failures = _act(outcome, graph, best, execute(best), failures, report, params)
+        failures = _act(outcome, graph, best, acting.execute(best), failures, report, params)
         if failures < 0:
             return outcome
         if failures:
             rejected.add(best.node_id)
-    return _last_look(outcome, read_graph(), category, params, verify, report)
+    return _last_look(outcome, world.graph(), category, params, verify, report)
+
+
+def _verification(
+    verifier: Verifier | None, should_stop: Callable[[], bool]
+) -> Callable[[SceneNode], VerificationReport]:
+    """The verifier's judgement, or (without one) acceptance at the detector's confidence."""
+    if verifier is None:
+        return lambda candidate: VerificationReport(True, candidate.confidence)
+    return lambda candidate: verifier.verify(candidate, should_stop)
+
+
+def _observation(world: SensedWorld, graph: SceneGraph, query: str, rejected: set[str]) -> ReasonerInput:
+    """What the reasoner sees at one step: the graph and the world's pose, distances and images."""
+    pose = world.pose()
+    here = (pose[0], pose[1], 0.0) if pose is not None else None
+    return ReasonerInput(
+        graph, query, dict(world.distances()), here, frozenset(rejected), dict(world.recent_images())
+    )
 
 
 def _last_look(
@@ -223,7 +214,7 @@ def _last_look(
     graph: SceneGraph | None,
     category: str,
     params: SearchParams,
-    verify: Callable[[SceneNode], VerificationReport] | None,
+    verify: Callable[[SceneNode], VerificationReport],
     report: Callable[[SearchStep], None],
 ) -> SearchOutcome:
     """After the last step: the last action may have revealed the object."""
@@ -294,12 +285,12 @@ def _accept(
     graph: SceneGraph,
     candidate: SceneNode,
     step: int,
-    verify: Callable[[SceneNode], VerificationReport] | None,
+    verify: Callable[[SceneNode], VerificationReport],
     report: Callable[[SearchStep], None],
 ) -> bool:
     """Verify a goal candidate; True (outcome filled in) if accepted, else it is remembered."""
     report(SearchStep(step, "verify", candidate.id, candidate.confidence, "re-observing the candidate"))
-    check = verify(candidate) if verify is not None else VerificationReport(True, candidate.confidence)
+    check = verify(candidate)
     outcome.path_length += check.path_length
     if not check.accepted:
         outcome.rejected_candidates.append(candidate.id)
@@ -360,27 +351,3 @@ def _relation(graph: SceneGraph, node: SceneNode) -> str:
         if edge.source == node.id and edge.target == node.parent_id and edge.relation in ("on", "inside"):
             return edge.relation
     return "in"
-
-
-def with_arrival_check(
-    verify: Callable[[SceneNode], VerificationReport],
-    reasoner: Reasoner,
-    read_graph: Callable[[], SceneGraph | None],
-    images: Callable[[], Mapping[int, Any]] = dict,
-) -> Callable[[SceneNode], VerificationReport]:
-    """``verify``, then the reasoner's own check of an accepted find
-    (:meth:`Reasoner.confirm_arrival`, MSGNav's Yes/No): a "no" turns the acceptance into a
-    rejection; no opinion leaves it as it was."""
-
-    def check(candidate: SceneNode) -> VerificationReport:
-        report = verify(candidate)
-        if not report.accepted:
-            return report
-        graph = read_graph()
-        node = graph.get(candidate.id) if graph is not None else None
-        if graph is None or node is None or reasoner.confirm_arrival(graph, node, images()) is not False:
-            return report
-        message = f"{report.message}; but {reasoner.name} says the robot is not at the {candidate.category}"
-        return VerificationReport(False, report.credibility, report.observations, report.path_length, message)
-
-    return check

@@ -21,7 +21,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from sg_search.reasoning.base import Reasoner
 from sg_search.scene_graph import Layer, SceneGraph, SceneNode
+from sg_search.search.reports import VerificationReport
+from sg_search.search.world import VerifyingWorld
 
 Cooccurrence = Callable[[Sequence[str], str], Sequence[float]]
 """p(goal with label) in [0, 1] for each label (labels, goal) -> scores."""
@@ -139,3 +142,69 @@ def follow_candidate(
         if n.category == goal and math.dist(n.position, candidate.position) <= radius_m
     ]
     return min(near, key=lambda n: math.dist(n.position, candidate.position), default=None)
+
+
+class Verifier:
+    """The one verification of a goal candidate, for every world (module docstring): approach
+    within reach, then re-observe until the credibility verdict; an accepted find is finally
+    put to the reasoner's own check on arrival (:meth:`Reasoner.confirm_arrival`, MSGNav's
+    Yes/No), whose "no" turns it into a rejection.
+
+    ``context`` scores the candidate's neighbours (commonsense co-occurrence, or a
+    reasoner's own, e.g. SG-Nav's subgraph probabilities)."""
+
+    def __init__(
+        self,
+        world: VerifyingWorld,
+        params: CredibilityParams,
+        context: Cooccurrence,
+        reasoner: Reasoner | None = None,
+    ) -> None:
+        self.world = world
+        self.params = params
+        self.context = context
+        self.reasoner = reasoner
+
+    def verify(
+        self, candidate: SceneNode, should_stop: Callable[[], bool] = lambda: False
+    ) -> VerificationReport:
+        """Approach, re-observe and judge ``candidate`` (goal = its category)."""
+        goal = candidate.category
+        approach = self.world.approach(candidate)
+        if approach.fatal:
+            return VerificationReport(False, 0.0, 0, approach.path_length, approach.message)
+        credibility = Credibility(candidate.id, self.params)
+        last = candidate.frame_ids[-1] if candidate.frame_ids else -1
+        while credibility.verdict == Verdict.PENDING and not should_stop():
+            node = self.world.reobserve(candidate, last)
+            if node is not None and node.frame_ids:
+                last = max(last, node.frame_ids[-1])
+            graph = self.world.graph()
+            context = (
+                context_support(graph, node or candidate, goal, self.context, self.params)
+                if graph is not None
+                else self.params.context_floor
+            )
+            credibility.add(goal_confidence(node, goal), context)
+        report = VerificationReport(
+            credibility.verdict == Verdict.ACCEPTED,
+            credibility.total,
+            len(credibility.scores),
+            approach.path_length,
+            credibility.summary(),
+        )
+        return self._confirm(candidate, report)
+
+    def _confirm(self, candidate: SceneNode, report: VerificationReport) -> VerificationReport:
+        if not report.accepted or self.reasoner is None:
+            return report
+        graph = self.world.graph()
+        node = follow_candidate(graph, candidate, candidate.category) if graph is not None else None
+        if graph is None or node is None:
+            return report
+        if self.reasoner.confirm_arrival(graph, node, self.world.recent_images()) is not False:
+            return report
+        message = (
+            f"{report.message}; but {self.reasoner.name} says the robot is not at the {candidate.category}"
+        )
+        return VerificationReport(False, report.credibility, report.observations, report.path_length, message)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from sg_search.scene_graph.categories import normalise_category, query_category
+from sg_search.perception.categories import normalise_category, query_category
 
 
 def knowledge_text(name: str) -> str:

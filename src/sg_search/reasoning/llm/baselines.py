@@ -18,7 +18,6 @@ from sg_search.llm import render
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput, SkillAffordance
 from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
 from sg_search.reasoning.llm.text import candidate_line, candidate_lines, candidate_text, label
-from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import Layer, NodeState, SceneGraph
 
 
@@ -131,11 +130,9 @@ def _scene_by_room(graph: SceneGraph, limit: int) -> str:
     return "\n".join(lines) or "nothing yet"
 
 
-@register_reasoner("moma-llm")
-def _moma(params: Mapping[str, Any]) -> MomaLlmReasoner:
+def create_moma_llm(params: Mapping[str, Any]) -> MomaLlmReasoner:
     return MomaLlmReasoner(params)
 
 
-@register_reasoner("godhs")
-def _godhs(params: Mapping[str, Any]) -> GodhsReasoner:
+def create_godhs(params: Mapping[str, Any]) -> GodhsReasoner:
     return GodhsReasoner(params)

@@ -37,7 +37,6 @@ from sg_search.reasoning.llm.text import (
     objects_near,
     room_name,
 )
-from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import SceneGraph, SceneNode
 
 
@@ -222,6 +221,5 @@ def _pair_frames(key: list[SceneNode], images: Mapping[int, Any], limit: int) ->
     return [np.asarray(images[f]) for f in sorted(set(shared), reverse=True)[:limit]]
 
 
-@register_reasoner("msgnav")
-def _msgnav(params: Mapping[str, Any]) -> MsgNavReasoner:
+def create_msgnav(params: Mapping[str, Any]) -> MsgNavReasoner:
     return MsgNavReasoner(params)

@@ -26,7 +26,6 @@ from sg_search.llm.client import Message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
 from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
 from sg_search.reasoning.llm.text import candidate_lines, label, objects_near, robot_room
-from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import SceneGraph
 from sg_search.scene_graph.model import Vec3
 
@@ -118,6 +117,5 @@ class NavGptReasoner(LlmReasoner):
         return "\n".join(lines)
 
 
-@register_reasoner("navgpt")
-def _navgpt(params: Mapping[str, Any]) -> NavGptReasoner:
+def create_navgpt(params: Mapping[str, Any]) -> NavGptReasoner:
     return NavGptReasoner(params)

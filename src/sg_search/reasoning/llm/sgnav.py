@@ -31,7 +31,6 @@ from sg_search.llm import LlmBudgetExceeded, LlmError, render
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
 from sg_search.reasoning.llm.base import LlmReasoner
 from sg_search.reasoning.llm.text import label, neighbours, room_name
-from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import Layer, SceneGraph, SceneNode
 
 
@@ -203,6 +202,5 @@ def _check(count: int) -> Callable[[dict[str, Any]], str | None]:
     return check
 
 
-@register_reasoner("sgnav")
-def _sgnav(params: Mapping[str, Any]) -> SgNavReasoner:
+def create_sgnav(params: Mapping[str, Any]) -> SgNavReasoner:
     return SgNavReasoner(params)

@@ -30,7 +30,6 @@ from sg_search.llm.client import Message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
 from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
 from sg_search.reasoning.llm.text import candidate_lines, label, robot_room
-from sg_search.reasoning.registry import register_reasoner
 from sg_search.scene_graph import EdgeKind, SceneGraph
 from sg_search.scene_graph.sandbox import SandboxLimits, SandboxResult, run_graph_code
 from sg_search.scene_graph.schema import schema_text
@@ -203,6 +202,5 @@ def ask(
     return agent.solve(render("sgrwr_question_task", question=question), graph)
 
 
-@register_reasoner("sgrwr")
-def _sgrwr(params: Mapping[str, Any]) -> SgRwrReasoner:
+def create_sgrwr(params: Mapping[str, Any]) -> SgRwrReasoner:
     return SgRwrReasoner(params)

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from sg_search.bench.closed_loop import search_episode
+from sg_search.bench.embodied_world import EmbodiedEpisode
 from sg_search.scene_graph import Layer
-from sg_search.search.embodied import EmbodiedEpisode
 from sg_search.sim.episodes import make_episodes
 from sg_search.sim.metrics import EpisodeRun
 
@@ -20,7 +20,7 @@ def test_an_episode_is_found_verified_and_counted_as_objectnav_success() -> None
         phases = [s.phase for s in outcome.trace]
         assert phases[-2:] == ["verify", "found"] and "credibility" in outcome.explanation
         assert metrics["success"] == 1.0 and 0.0 < metrics["SPL"] <= 1.0
-        rooms = env.graph.nodes(Layer.ROOM)
+        rooms = env.scene_graph.nodes(Layer.ROOM)
         assert rooms and any(r.category == "kitchen" for r in rooms)
-        assert env.graph.node(outcome.found.id).room_id in {r.id for r in rooms}
-        assert env.explorer.steps < env.explorer.budget
+        assert env.scene_graph.node(outcome.found.id).room_id in {r.id for r in rooms}
+        assert not env.robot.out_of_actions

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sg_search.llm.params import params_from
+
 
 def add_llm_options(parser: argparse.ArgumentParser) -> None:
     """The endpoint options every LLM-using command takes (defaults from the environment)."""
@@ -29,20 +31,6 @@ def add_llm_options(parser: argparse.ArgumentParser) -> None:
 def llm_params(args: argparse.Namespace) -> dict[str, Any]:
     """The ``llm_*`` and extra parameters the options name (for ``create_reasoner``)."""
     return params_from(args.llm_base_url, args.llm_model, args.llm_cache, args.llm_param)
-
-
-def params_from(base_url: str, model: str, cache: str, extra: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """Parameters from endpoint options and ``KEY=VALUE`` strings (ValueError naming a bad one)."""
-    params: dict[str, Any] = {}
-    for key, value in (("llm_base_url", base_url), ("llm_model", model), ("llm_cache_dir", cache)):
-        if value:
-            params[key] = value
-    for item in extra:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise ValueError(f"--llm-param {item!r} is not KEY=VALUE")
-        params[key.strip()] = value.strip()
-    return params
 
 
 def add_parsers(sub: Any, graph_sub: Any) -> None:

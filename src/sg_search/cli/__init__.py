@@ -11,8 +11,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sg_search.llm import commands as llm_commands
-from sg_search.reasoning.knowledge import commands as knowledge_commands
+from sg_search.cli import knowledge as knowledge_commands
+from sg_search.cli import llm as llm_commands
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0, help="base seed")
     bench.add_argument("--workers", type=int, default=1, help="parallel processes")
     bench.add_argument("--json", type=Path, default=None, help="write machine-readable results here")
+    bench.add_argument(
+        "--out", type=Path, default=Path("runs"), help="folder for figures (PNG) a benchmark draws"
+    )
     bench.add_argument(
         "--agents",
         "--reasoner",
@@ -158,7 +161,7 @@ def _sim(args: argparse.Namespace) -> int:
     from sg_search.sim.layout import layout_house
 
     if args.sim_command == "render":
-        from sg_search.sim.mujoco.render_cli import render_view
+        from sg_search.cli.render import render_view
         from sg_search.sim.mujoco.world import CameraConfig
 
         try:
@@ -235,6 +238,7 @@ def _bench(args: argparse.Namespace) -> int:
             args.agents,
             args.episodes_file,
             tuple(f"{k}={v}" for k, v in params.items()),
+            str(args.out),
         )
         report = run_benchmark(args.name, options)
     except (KeyError, ValueError) as exc:

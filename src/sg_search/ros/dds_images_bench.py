@@ -45,7 +45,7 @@ def _episode(seed: int) -> dict[str, float]:
 
     node.create_subscription(Image, "bench/rgb", sink("rgb"), qos_profile_sensor_data)
     node.create_subscription(Image, "bench/depth", sink("depth"), qos_profile_sensor_data)
-    publisher = subprocess.Popen([sys.executable, "-m", "sg_search.bench.dds_images", "--publish"])
+    publisher = subprocess.Popen([sys.executable, "-m", "sg_search.ros.dds_images_bench", "--publish"])
     try:
         deadline = time.monotonic() + DURATION_S + 15.0
         while publisher.poll() is None and time.monotonic() < deadline:

@@ -1,0 +1,145 @@
+"""The simulated robot of the in-process benchmarks: a MuJoCo world's base driven in Habitat's
+discrete actions by the stack's one navigator, mapping from its own rendered depth.
+
+The occupancy map, frontier extraction and :class:`~sg_search.planning.navigator.Navigator`
+are the frontier planner node's, with its parameters (``frontier_planner`` in
+config/sg_search.yaml); :class:`~sg_search.planning.discrete.DiscreteBase` quantises the
+navigator's velocity commands into forward 0.25 m / turn 30 degree actions, one rendered
+frame each. A blocked move marks the cells ahead as occupied (a bumper). Frame ``map``,
+metres, radians.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from sg_search.geometry import Pose2D, Transform
+from sg_search.geometry.transforms import quat_from_matrix
+from sg_search.mapping.frontiers import FrontierExtractor, FrontierSegment
+from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
+from sg_search.planning.config import FrontierPlannerConfig
+from sg_search.planning.discrete import DiscreteBase, DiscreteParams
+from sg_search.planning.geodesic import DistanceField
+from sg_search.planning.navigator import Navigator, NavResult
+from sg_search.sim.mujoco.world import Frame, SimWorld
+
+FULL_TURN = 12  # 30-degree turns in a full turn
+MAX_FAILURES = 3  # failed navigations to a frontier (within 0.5 m) before it is given up
+
+
+class SimRobot:
+    """One simulated base: actions with a budget, the map it builds, the navigator."""
+
+    def __init__(
+        self,
+        world: SimWorld,
+        planner: FrontierPlannerConfig,
+        budget: int,
+        on_frame: Callable[[Frame], None] | None = None,
+        discrete: DiscreteParams | None = None,
+    ) -> None:
+        self.world = world
+        self.on_frame = on_frame
+        self.planner = planner
+        self.spec = world.layout.grid(planner.resolution, margin=1.0)
+        self.map = OccupancyMap(self.spec, planner.occupancy())
+        self.frontiers = FrontierExtractor(planner.min_frontier_cells)
+        self.navigator = Navigator(self.spec, self.map.states, planner.navigator())
+        self.base = DiscreteBase(self, planner.follower(), discrete)
+        fx, fy, cx, cy = world.camera.intrinsics()
+        self.intrinsics = CameraIntrinsics(fx, fy, cx, cy)
+        self.steps = 0
+        self.budget = budget
+        self.failures: dict[tuple[float, float], int] = {}  # frontier goal -> failed navigations
+        self._field: tuple[int, DistanceField | None] = (-1, None)
+
+    # ------------------------------------------------------------------ the actuator
+    def pose(self) -> Pose2D:
+        """The base's (x, y, yaw) in ``map``."""
+        x, y, yaw = self.world.pose
+        return (x, y, yaw)
+
+    def act(self, forward_m: float, turn_rad: float) -> bool:
+        """One action, then a frame; a blocked move marks what blocked it (the bumper)."""
+        moved = self.world.move(forward_m, turn_rad)
+        self.steps += 1
+        if not moved:
+            x, y, yaw = self.world.pose
+            self.map.mark_occupied(np.array([(x + 0.25 * math.cos(yaw), y + 0.25 * math.sin(yaw))]))
+        self.observe()
+        return moved
+
+    def observe(self) -> None:
+        """Render and map one frame (and hand it to ``on_frame``)."""
+        frame = self.world.render()
+        if self.on_frame is not None:
+            self.on_frame(frame)
+        pose = frame.T_map_camera
+        self.map.integrate_depth(
+            frame.depth, self.intrinsics, Transform(pose[:3, 3].copy(), quat_from_matrix(pose[:3, :3]))
+        )
+
+    @property
+    def out_of_actions(self) -> bool:
+        """True once the episode's action budget is spent."""
+        return self.steps >= self.budget
+
+    # ------------------------------------------------------------------ motions
+    def look_around(self) -> None:
+        """A full turn in place (30-degree actions)."""
+        for _ in range(FULL_TURN):
+            if self.out_of_actions:
+                return
+            self.act(0.0, self.base.params.turn_step_rad)
+
+    def turn_towards(self, heading: float) -> None:
+        """Turns until within half a turn step of ``heading`` [rad]."""
+        turn = self.base.params.turn_step_rad
+        while not self.out_of_actions:
+            error = math.remainder(heading - self.world.pose[2], math.tau)
+            if abs(error) <= turn / 2:
+                return
+            self.act(0.0, math.copysign(turn, error))
+
+    def drive_to(self, goal: tuple[float, float], tolerance: float, max_actions: int) -> NavResult:
+        """The navigator to within ``tolerance`` [m] of ``goal``, in at most ``max_actions``."""
+        start = self.steps
+        return self.navigator.navigate(
+            self.base,
+            goal,
+            tolerance,
+            should_stop=lambda: self.out_of_actions or self.steps - start >= max_actions,
+        )
+
+    def field(self) -> DistanceField | None:
+        """The distance field from the base at the safest clearance that can place it (kept
+        until the next action: the map and the pose change only then)."""
+        if self._field[0] != self.steps:
+            first = next(self.navigator.fields(self.world.pose[:2]), None)
+            self._field = (self.steps, first[1] if first is not None else None)
+        return self._field[1]
+
+    def open_frontiers(self) -> list[FrontierSegment]:
+        """Frontiers reachable over the map, without those given up."""
+        field = self.field()
+        segments = self.frontiers.extract(self.map.states(), self.spec, field.distance if field else None)
+        return [
+            s
+            for s in segments
+            if sum(n for g, n in self.failures.items() if math.dist(s.goal, g) <= 0.5) < MAX_FAILURES
+        ]
+
+    def explore_step(self, max_actions: int) -> bool:
+        """Drive towards the nearest open frontier; False when none is left."""
+        field = self.field()
+        segments = self.open_frontiers()
+        if field is None or not segments:
+            return False
+        goal = min(segments, key=lambda s: field.distance_to(s.goal)).goal
+        before = self.steps
+        if not self.drive_to(goal, self.planner.goal_tolerance, max_actions).success or self.steps == before:
+            self.failures[goal] = self.failures.get(goal, 0) + 1  # also: there, yet still a frontier
+        return True

@@ -1,0 +1,19 @@
+"""LLM parameters from command-line options."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def params_from(base_url: str, model: str, cache: str, extra: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """Parameters from endpoint options and ``KEY=VALUE`` strings (ValueError naming a bad one)."""
+    params: dict[str, Any] = {}
+    for key, value in (("llm_base_url", base_url), ("llm_model", model), ("llm_cache_dir", cache)):
+        if value:
+            params[key] = value
+    for item in extra:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--llm-param {item!r} is not KEY=VALUE")
+        params[key.strip()] = value.strip()
+    return params

@@ -1,0 +1,189 @@
+"""The one navigator: plan over the occupancy map, follow the path, re-plan, recover, give up.
+
+The frontier planner node hosts it with a base that publishes ``cmd_vel`` and reads TF; the
+in-process simulator world hosts it with :class:`~sg_search.planning.discrete.DiscreteBase`,
+which quantises the same velocity commands into Habitat's actions. Poses are (x, y, yaw) in
+``map`` [m, rad]; times are seconds of the base's clock (wall or simulated).
+
+Planning tries the clearances of ``NavigatorParams.planners`` safest first (a narrow door is
+passed with less margin only when the safer plan reaches nothing). A plan is renewed every
+``replan_period_s`` (the map grows while driving), after a recovery, after a blocked move
+and after a pose jump (localisation reset).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from enum import IntEnum
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from sg_search.geometry import Pose2D
+from sg_search.mapping.grid import GridSpec
+from sg_search.planning.follower import Command, FollowerParams, FollowStatus, PathFollower
+from sg_search.planning.geodesic import DistanceField, PlannerParams, PlanningError, traversable
+
+
+class NavError(IntEnum):
+    """Result codes; the values equal the NavigateTo action's constants."""
+
+    NONE = 0
+    UNKNOWN = 1
+    NO_VALID_PATH = 2
+    UNKNOWN_NODE = 3
+    STUCK = 4
+    TIMEOUT = 5
+    CANCELED = 6
+    INVALID_GOAL = 7
+
+
+@dataclass(frozen=True)
+class NavigatorParams:
+    """Clearances (safest first), controller, and limits (module docstring for units)."""
+
+    planners: tuple[PlannerParams, ...] = (PlannerParams(),)
+    follower: FollowerParams = field(default_factory=FollowerParams)
+    timeout_s: float = 120.0
+    replan_period_s: float = 5.0
+    pose_jump_m: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.planners:
+            raise ValueError("the navigator needs at least one planner clearance")
+        if not self.timeout_s > 0 or not self.replan_period_s > 0:
+            raise ValueError("navigator timeout_s and replan_period_s must be positive")
+
+
+@dataclass(frozen=True)
+class NavResult:
+    """How one navigation ended; ``path_length`` [m] driven."""
+
+    code: NavError
+    message: str = ""
+    path_length: float = 0.0
+    final_pose: Pose2D | None = None
+
+    @property
+    def success(self) -> bool:
+        """True when the base arrived."""
+        return self.code == NavError.NONE
+
+
+class Base(Protocol):
+    """A mobile base the navigator drives."""
+
+    def pose(self) -> Pose2D | None:
+        """The base's pose in ``map``, or None while unknown."""
+        ...
+
+    def command(self, command: Command) -> bool:
+        """Apply one velocity command for one control period; False if the base reports that
+        it was blocked (a bumper, a refused simulator move)."""
+        ...
+
+    def now(self) -> float:
+        """The base's clock [s]."""
+        ...
+
+
+Feedback = Callable[[Pose2D, float, int], None]
+"""(pose, straight-line metres to the goal, recoveries so far)."""
+
+
+class Navigator:
+    """Plans and follows over the map that ``states`` returns (see module docstring)."""
+
+    def __init__(
+        self, spec: GridSpec, states: Callable[[], NDArray[np.int8]], params: NavigatorParams | None = None
+    ) -> None:
+        self.spec = spec
+        self.states = states
+        self.params = params or NavigatorParams()
+
+    def fields(self, start: tuple[float, float]) -> Iterator[tuple[NDArray[np.bool_], DistanceField]]:
+        """(traversable cells, distance field from ``start``) per clearance, safest first, built
+        as they are asked for; clearances at which ``start`` cannot be placed are left out."""
+        states = self.states()
+        for planner in self.params.planners:
+            free = traversable(states, self.spec, planner)
+            try:
+                yield free, DistanceField(free, self.spec, start, planner)
+            except PlanningError:
+                continue
+
+    def plan(self, start: tuple[float, float], goal: tuple[float, float]) -> NDArray[np.float64]:
+        """A path (N, 2) [m] from ``start`` to ``goal`` at the safest clearance that reaches it;
+        PlanningError (of the last clearance tried) when none does."""
+        error: PlanningError | None = None
+        states = self.states()
+        for planner in self.params.planners:
+            try:
+                free = traversable(states, self.spec, planner)
+                return DistanceField(free, self.spec, start, planner).path_to(goal)
+            except PlanningError as exc:
+                error = exc
+        assert error is not None
+        raise error
+
+    def navigate(
+        self,
+        base: Base,
+        goal: tuple[float, float],
+        tolerance: float = 0.0,
+        should_stop: Callable[[], bool] = lambda: False,
+        on_path: Callable[[NDArray[np.float64]], None] | None = None,
+        on_feedback: Feedback | None = None,
+    ) -> NavResult:
+        """Drive ``base`` to within ``tolerance`` [m] of ``goal`` (0: the follower's own)."""
+        p = self.params
+        follower_params = p.follower if tolerance <= 0 else replace(p.follower, goal_tolerance=tolerance)
+        follower = PathFollower(follower_params)
+        start = base.now()
+        travelled, last, planned_at = 0.0, None, -math.inf
+
+        def ended(code: NavError, message: str = "") -> NavResult:
+            return NavResult(code, message, travelled, last)
+
+        while True:
+            if should_stop():
+                return ended(NavError.CANCELED, "canceled")
+            now = base.now()
+            if now - start > p.timeout_s:
+                return ended(NavError.TIMEOUT, f"not there after {p.timeout_s:.0f} s")
+            pose = base.pose()
+            if pose is None:
+                base.command(Command(0.0, 0.0, FollowStatus.ACTIVE, "waiting for the pose"))
+                continue
+            step = math.hypot(pose[0] - last[0], pose[1] - last[1]) if last is not None else 0.0
+            jumped = step > p.pose_jump_m  # a localisation reset: re-plan, do not count it as driven
+            travelled += 0.0 if jumped else step
+            planned_at = -math.inf if jumped else planned_at
+            last = pose
+            if math.hypot(goal[0] - pose[0], goal[1] - pose[1]) <= follower_params.goal_tolerance:
+                return ended(NavError.NONE)
+            if now - planned_at >= p.replan_period_s:
+                try:
+                    path = self.plan(pose[:2], goal)
+                except PlanningError as exc:
+                    code = NavError.INVALID_GOAL if exc.outside_map else NavError.NO_VALID_PATH
+                    return ended(code, str(exc))
+                follower.set_path(path, keep_recoveries=True)
+                planned_at = now
+                if on_path is not None:
+                    on_path(path)
+            command = follower.command(pose, now)
+            if command.status == FollowStatus.ARRIVED:
+                return ended(NavError.NONE)
+            if command.status == FollowStatus.STUCK:
+                return ended(NavError.STUCK, command.note)
+            if command.status == FollowStatus.REPLAN:
+                planned_at = -math.inf
+                continue
+            if not base.command(command):
+                planned_at = -math.inf  # the map now holds what blocked it
+            if on_feedback is not None:
+                on_feedback(pose, math.hypot(goal[0] - pose[0], goal[1] - pose[1]), follower.recoveries)

@@ -1,0 +1,212 @@
+"""The search's world over ROS (:mod:`sg_search.search.world`), inside the reasoner node.
+
+Sensing: the graph from the node's mirror of ``scene_graph/updates``; the base's pose from TF
+(``map_frame`` <- ``base_frame``); recent RGB frames from the ``rgb`` topic, keyed by the
+frame index perception gave the same stamp on ``observations`` (the ids in a node's
+``frame_ids``); geodesic distances from the planner's ``geodesic_distances`` service. Acting:
+the affordance executor's ``execute_affordance`` action. Re-observing: perception's next
+observation of the candidate, read from the mirror.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from rclpy.action import ActionClient
+from rclpy.callback_groups import ReentrantCallbackGroup
+from sensor_msgs.msg import Image
+from sg_search_interfaces.action import ExecuteAffordance
+from sg_search_interfaces.msg import ObjectObservationArray
+from sg_search_interfaces.srv import GetGeodesicDistances
+
+from sg_search.geometry import Pose2D, TransformError, yaw_from_quat
+from sg_search.reasoning.base import Candidate, SkillAffordance
+from sg_search.ros.conversions import point_to_msg
+from sg_search.ros.futures import wait_future
+from sg_search.ros.graph_mirror import GraphMirror
+from sg_search.ros.perception_node import rgb_from_msg, stamp_of
+from sg_search.ros.qos import SENSOR_QOS
+from sg_search.ros.tf import create_transform_source
+from sg_search.scene_graph import SceneGraph, SceneNode
+from sg_search.search.config import ReasonerNodeConfig
+from sg_search.search.reports import ExecutionReport
+from sg_search.search.verification import follow_candidate
+
+if TYPE_CHECKING:
+    from rclpy.node import Node
+
+STAMP_SLOP_S = 1e-3  # an RGB image and an observation with stamps this close are one frame
+
+
+class RecentImages:
+    """The last ``kept`` RGB frames, keyed by perception's frame index (module docstring)."""
+
+    def __init__(self, node: Node, kept: int) -> None:
+        self.kept = kept
+        self._by_stamp: OrderedDict[float, Image] = OrderedDict()
+        self._by_frame: OrderedDict[int, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        node.create_subscription(Image, "rgb", self._on_rgb, SENSOR_QOS)
+        node.create_subscription(ObjectObservationArray, "observations", self._on_observations, 10)
+
+    def _on_rgb(self, msg: Image) -> None:
+        with self._lock:
+            self._by_stamp[stamp_of(msg)] = msg
+            while len(self._by_stamp) > 4 * self.kept:
+                self._by_stamp.popitem(last=False)
+
+    def _on_observations(self, msg: ObjectObservationArray) -> None:
+        t = stamp_of(msg)
+        with self._lock:
+            match = min(self._by_stamp, key=lambda s: abs(s - t), default=None)
+            if match is None or abs(match - t) > STAMP_SLOP_S:
+                return
+            image = self._by_stamp[match]
+        try:
+            rgb = rgb_from_msg(image)
+        except ValueError:
+            return  # an encoding perception skips too
+        with self._lock:
+            self._by_frame[int(msg.frame_index)] = rgb
+            while len(self._by_frame) > self.kept:
+                self._by_frame.popitem(last=False)
+
+    def by_frame(self) -> dict[int, Any]:
+        """Frame index -> (H, W, 3) RGB, oldest first."""
+        with self._lock:
+            return dict(self._by_frame)
+
+
+class RosSensing:
+    """A :class:`~sg_search.search.world.SensedWorld` over the reasoner node's subscriptions."""
+
+    def __init__(self, node: Node, config: ReasonerNodeConfig, mirror: GraphMirror) -> None:
+        self.node = node
+        self.config = config
+        self.mirror = mirror
+        self.tf = create_transform_source(node)
+        self.images = RecentImages(node, config.kept_frames)
+        self._distance_client = node.create_client(
+            GetGeodesicDistances, "geodesic_distances", callback_group=ReentrantCallbackGroup()
+        )
+
+    def graph(self) -> SceneGraph | None:
+        """The mirror's copy of the graph."""
+        return self.mirror.copy()
+
+    def pose(self) -> Pose2D | None:
+        """The base in ``map_frame`` from TF, or None when TF does not know it."""
+        try:
+            t = self.tf.lookup(self.config.map_frame, self.config.base_frame)
+        except TransformError:
+            return None
+        return (float(t.translation[0]), float(t.translation[1]), yaw_from_quat(t.rotation))
+
+    def recent_images(self) -> Mapping[int, Any]:
+        """Recent RGB frames by perception's frame index."""
+        return self.images.by_frame()
+
+    def distances(self) -> dict[str, float]:
+        """Geodesic metres from the robot to every room, region and object (the planner's
+        ``geodesic_distances``); empty when no planner answers (reasoners then rank by utility)."""
+        graph = self.mirror.copy()
+        if graph is None or not self._distance_client.service_is_ready():
+            return {}
+        nodes = [n for n in graph.nodes() if n.layer >= 2]
+        request = GetGeodesicDistances.Request(points=[point_to_msg(n.position) for n in nodes])
+        response = wait_future(self._distance_client.call_async(request), 2.0)
+        if response is None or not response.success:
+            return {}
+        return {n.id: (d if d >= 0 else math.inf) for n, d in zip(nodes, response.distances, strict=True)}
+
+
+class RosWorld:
+    """A :class:`~sg_search.search.world.VerifyingWorld`: sensing plus the affordance
+    executor's action for one search; ``should_stop`` cancels what runs."""
+
+    def __init__(self, sensing: RosSensing, executor: ActionClient, should_stop: Callable[[], bool]) -> None:
+        self.sensing = sensing
+        self.config = sensing.config
+        self.executor = executor
+        self.should_stop = should_stop
+        self._in_flight: Any = None
+
+    def graph(self) -> SceneGraph | None:
+        """See :class:`RosSensing`."""
+        return self.sensing.graph()
+
+    def pose(self) -> Pose2D | None:
+        """See :class:`RosSensing`."""
+        return self.sensing.pose()
+
+    def recent_images(self) -> Mapping[int, Any]:
+        """See :class:`RosSensing`."""
+        return self.sensing.recent_images()
+
+    def distances(self) -> dict[str, float]:
+        """See :class:`RosSensing`."""
+        return self.sensing.distances()
+
+    def execute(self, candidate: Candidate) -> ExecutionReport:
+        """One ExecuteAffordance goal; cancelled with the search; fatal if the executor is gone
+        or reports that a skill server is (UNAVAILABLE)."""
+        client = self.executor
+        goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
+        handle = wait_future(client.send_goal_async(goal), self.config.executor_wait_s + 5.0)
+        if handle is None or not handle.accepted:
+            return ExecutionReport(
+                False, message=f"executor refused {candidate.node_id}", fatal=handle is None
+            )
+        self._in_flight = handle
+        try:
+            future = handle.get_result_async()
+            deadline = time.monotonic() + self.config.execute_timeout_s
+            while not future.done():
+                if self.should_stop():
+                    self.stop()
+                    wait_future(future, 5.0)
+                    return ExecutionReport(False, message="canceled")
+                if not client.server_is_ready():
+                    return ExecutionReport(
+                        False, message="the affordance executor stopped answering", fatal=True
+                    )
+                if time.monotonic() > deadline:
+                    self.stop()
+                    return ExecutionReport(False, message=f"executor timed out on {candidate.node_id}")
+                time.sleep(0.05)
+        finally:
+            self._in_flight = None
+        result = future.result().result
+        return ExecutionReport(
+            result.error_code == 0,
+            message=result.error_msg,
+            code=int(result.error_code),
+            fatal=result.error_code == ExecuteAffordance.Result.UNAVAILABLE,
+        )
+
+    def stop(self) -> None:
+        """Cancel the executor's goal in flight (the executor stops the base)."""
+        handle = self._in_flight
+        if handle is not None:
+            wait_future(handle.cancel_goal_async(), 2.0)
+
+    def approach(self, node: SceneNode) -> ExecutionReport:
+        """INSPECT: the executor drives to the node's best viewpoint and looks at it."""
+        return self.execute(Candidate(node.id, SkillAffordance.INSPECT))
+
+    def reobserve(self, node: SceneNode, after_frame: int) -> SceneNode | None:
+        """Wait up to ``verify_observation_timeout_s`` for perception to report the candidate in
+        a frame newer than ``after_frame``."""
+        deadline = time.monotonic() + self.config.verify_observation_timeout_s
+        while time.monotonic() < deadline and not self.should_stop():
+            graph = self.sensing.graph()
+            seen = follow_candidate(graph, node, node.category) if graph is not None else None
+            if seen is not None and seen.frame_ids and seen.frame_ids[-1] > after_frame:
+                return seen
+            time.sleep(0.1)
+        return None

@@ -27,9 +27,17 @@ import networkx as nx
 import numpy as np
 
 from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
-from sg_search.reasoning import Decision, Reasoner, ReasonerInput, actionable_candidates, create_reasoner
+from sg_search.geometry import Pose2D
+from sg_search.reasoning import (
+    Candidate,
+    Decision,
+    Reasoner,
+    ReasonerInput,
+    actionable_candidates,
+    create_reasoner,
+)
 from sg_search.scene_graph import Affordance, EdgeKind, Layer, NodeState, SceneGraph, SceneNode
-from sg_search.search import SearchParams, run_search
+from sg_search.search import ExecutionReport, SearchParams, run_search
 from sg_search.sim.bddl_scenes import load_house
 from sg_search.sim.episodes import Episode, episodes_from_file, make_episodes
 from sg_search.sim.layout import layout_house
@@ -100,6 +108,37 @@ class TimedReasoner(Reasoner):
         return decision
 
 
+class SymbolicWorld:
+    """SymSearch as the search's world (:class:`~sg_search.search.world.ActingWorld`): the
+    graph is the whole house, actions move the agent along geodesics, nothing is rendered."""
+
+    def __init__(self, env: SymSearchEnv) -> None:
+        self.env = env
+
+    def graph(self) -> SceneGraph:
+        """The environment's graph (what the agent has revealed)."""
+        return self.env.graph
+
+    def pose(self) -> Pose2D:
+        """The agent's position (no heading in SymSearch)."""
+        return (self.env.position[0], self.env.position[1], 0.0)
+
+    def recent_images(self) -> dict[int, Any]:
+        """No images."""
+        return {}
+
+    def distances(self) -> Mapping[str, float]:
+        """Geodesic metres from the agent."""
+        return self.env.distances()
+
+    def execute(self, candidate: Candidate) -> ExecutionReport:
+        """The symbolic action."""
+        return self.env.execute(candidate)
+
+    def stop(self) -> None:
+        """Nothing moves between actions."""
+
+
 def run_episode(
     episode: Episode, agent: str, seed: int, params: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
@@ -114,11 +153,8 @@ def run_episode(
     outcome = run_search(
         episode.query,
         reasoner,
-        lambda: env.graph,
+        SymbolicWorld(env),
         params=SearchParams(max_steps=STEP_BUDGET, timeout_s=1e9, step_period_s=0.0, min_confidence=0.0),
-        execute=env.execute,
-        distances=env.distances,
-        position=lambda: (env.position[0], env.position[1], 0.0),
         sleep=lambda _: None,
     )
     success = float(outcome.success and outcome.found is not None and outcome.found.id == "target")

@@ -1,5 +1,6 @@
 """The sense-reason-act loop behind the ``search`` action, without ROS."""
 
+from sg_search.geometry import Pose2D
 from sg_search.search.loop import (
     DecisionRecord,
     SearchError,
@@ -10,7 +11,7 @@ from sg_search.search.loop import (
 )
 from sg_search.search.reports import ExecutionReport, VerificationReport
 from sg_search.search.verification import Verifier
-from sg_search.search.world import ActingWorld, Pose2D, SensedWorld, VerifyingWorld
+from sg_search.search.world import ActingWorld, SensedWorld, VerifyingWorld
 
 __all__ = [
     "ActingWorld",

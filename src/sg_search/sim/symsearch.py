@@ -24,7 +24,7 @@ from sg_search.planning.geodesic import DistanceField, PlannerParams, traversabl
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.scene_graph import Affordance, Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.prior import add_prior
-from sg_search.search.loop import ExecutionReport
+from sg_search.search.reports import ExecutionReport
 from sg_search.sim.episodes import Episode
 from sg_search.sim.layout import HouseLayout
 

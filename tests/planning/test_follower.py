@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from sg_search.planning.follower import FollowerParams, FollowStatus, HabitatAction, PathFollower
+from sg_search.planning.follower import FollowerParams, FollowStatus, PathFollower
 
 PATH = np.array([[0.0, 0.0], [2.0, 0.0], [2.0, 2.0]])
 
@@ -45,19 +45,3 @@ def test_blocked_robot_recovers_then_gives_up() -> None:
     statuses = _drive(follower, [0.0, 0.0, 0.0], 0.05, 2000, moves=False)
     assert FollowStatus.RECOVERING in statuses and FollowStatus.REPLAN in statuses
     assert statuses[-1] == FollowStatus.STUCK and follower.recoveries == 2
-
-
-def test_discrete_actions_reach_the_goal() -> None:
-    follower = PathFollower(FollowerParams(goal_tolerance=0.2))
-    follower.set_path(PATH)
-    x, y, yaw = 0.0, 0.0, math.pi
-    for _ in range(200):
-        action = follower.discrete_action((x, y, yaw))
-        if action == HabitatAction.STOP:
-            break
-        if action == HabitatAction.MOVE_FORWARD:
-            x, y = x + 0.25 * math.cos(yaw), y + 0.25 * math.sin(yaw)
-        else:
-            yaw += math.radians(30) * (1 if action == HabitatAction.TURN_LEFT else -1)
-    assert action == HabitatAction.STOP
-    assert math.hypot(x - 2.0, y - 2.0) <= 0.2

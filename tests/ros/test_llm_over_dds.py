@@ -116,3 +116,28 @@ def test_sgrwr_retriever_code_runs_in_the_scene_graph_servers_sandbox(
         retrieved = [m["content"] for r in server.requests for m in r["messages"] if "[Retrieved]" in str(m)]
     assert retrieved and retrieved[0] == f"[Retrieved] {rooms}"
     assert any(f"[Retrieved] {rooms}" in fb.explanation for fb in client.feedback)
+
+
+def test_without_llm_edges_the_server_sends_no_request(start_node: Any, ros_node: Node) -> None:
+    """``llm_edges: false`` (the default) with an endpoint configured: no proposer, no request."""
+    with scripted_llm(lambda _: '{"relations": []}') as server:
+        server_node = start_node(
+            "scene_graph_server", "-p", f"prior_scene_file:={SCENE}", "-p", "llm_edges:=false",
+            "-p", "llm_edges_period_s:=0.2", "-p", f"llm_base_url:={server.base_url}", "-p", "llm_model:=scripted",
+        )  # fmt: skip
+        updates: list[SceneGraphUpdate] = []
+        ros_node.create_subscription(
+            SceneGraphUpdate,
+            "scene_graph/updates",
+            updates.append,
+            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE),
+        )
+        observations = ros_node.create_publisher(ObjectObservationArray, "observations", 10)
+        assert wait_for(lambda: observations.get_subscription_count() > 0)
+        observe(ros_node, observations, 1, ObjectInstance("obj_9", "passport", 0.81, (7.6, -1.5, 0.2)),
+                ObjectInstance("obj_10", "lamp", 0.9, (7.6, 1.5, 0.5)))  # fmt: skip
+        assert wait_for(lambda: any(n.id == "obj_10" for u in updates for n in u.nodes), 20.0)
+        # ten proposal periods after the new objects reached the graph: still nothing asked
+        assert not wait_for(lambda: bool(server.requests), 2.0)
+        log = server_node.stop()
+    assert server.requests == [] and "long-edge" not in log

@@ -138,7 +138,8 @@ class Navigator:
         on_path: Callable[[NDArray[np.float64]], None] | None = None,
         on_feedback: Feedback | None = None,
     ) -> NavResult:
-        """Drive ``base`` to within ``tolerance`` [m] of ``goal`` (0: the follower's own)."""
+        """Drive ``base`` to within ``tolerance`` [m] of ``goal`` (0: the follower's own), or of
+        the path's end when the planner snapped the goal onto the nearest reachable cell."""
         p = self.params
         follower_params = p.follower if tolerance <= 0 else replace(p.follower, goal_tolerance=tolerance)
         follower = PathFollower(follower_params)

@@ -1,0 +1,143 @@
+"""The one navigator over a known map, driving a discrete base (Habitat's actions) and a
+velocity base: it arrives around a wall, only ever takes forward/turn actions, re-plans after
+a blocked move, and ends with the right code when there is no path, when canceled and when
+out of time."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sg_search.geometry import Pose2D
+from sg_search.mapping.grid import GridSpec
+from sg_search.mapping.occupancy import FREE, OCCUPIED
+from sg_search.planning.discrete import DiscreteBase, DiscreteParams
+from sg_search.planning.follower import Command, FollowerParams
+from sg_search.planning.geodesic import PlannerParams
+from sg_search.planning.navigator import Navigator, NavigatorParams, NavError
+
+SPEC = GridSpec(resolution=0.05, width=200, height=200, origin_x=0.0, origin_y=0.0)  # 10 m x 10 m
+PARAMS = NavigatorParams(planners=(PlannerParams(robot_radius=0.25), PlannerParams(robot_radius=0.2)))
+
+
+def _wall_map(gap: bool = True) -> np.ndarray:
+    """Free 10 x 10 m square with a wall at x = 5 m from y = 0 up to 8 m (or all the way)."""
+    states = np.full(SPEC.shape, FREE, dtype=np.int8)
+    states[:, [0, -1]] = OCCUPIED
+    states[[0, -1], :] = OCCUPIED
+    states[: int(8.0 / 0.05) if gap else SPEC.height, 100] = OCCUPIED
+    return states
+
+
+class GridActuator:
+    """Test double of a simulator's base: discrete moves in 2 cm steps that stop at occupied
+    cells of ``truth`` (a base cannot run in a unit test)."""
+
+    def __init__(self, truth: np.ndarray, pose: Pose2D) -> None:
+        self.truth, self.xy, self.yaw = truth, np.array(pose[:2]), pose[2]
+        self.actions: list[tuple[float, float]] = []
+
+    def pose(self) -> Pose2D:
+        return (float(self.xy[0]), float(self.xy[1]), self.yaw)
+
+    def act(self, forward_m: float, turn_rad: float) -> bool:
+        self.actions.append((forward_m, turn_rad))
+        self.yaw = math.remainder(self.yaw + turn_rad, math.tau)
+        heading = np.array([math.cos(self.yaw), math.sin(self.yaw)])
+        for _ in range(round(forward_m / 0.02)):
+            nxt = self.xy + heading * 0.02
+            row, col = SPEC.to_cells(nxt)[0]
+            if self.truth[row, col] == OCCUPIED:
+                return False
+            self.xy = nxt
+        return True
+
+
+def test_a_discrete_base_goes_round_the_wall_in_habitat_actions() -> None:
+    states = _wall_map()
+    navigator = Navigator(SPEC, lambda: states, PARAMS)
+    actuator = GridActuator(states, (2.0, 2.0, math.pi))  # facing away from the goal
+    base = DiscreteBase(actuator, PARAMS.follower)
+    result = navigator.navigate(base, (8.0, 2.0), tolerance=0.3)
+    assert result.success, result.message
+    assert math.dist(actuator.pose()[:2], (8.0, 2.0)) <= 0.3
+    assert 13.0 < result.path_length < 17.0  # round the wall's end at y = 8 m (2 x 6.9 m), not through (6 m)
+    turn = DiscreteParams().turn_step_rad
+    for forward, turn_rad in actuator.actions:
+        assert (forward == 0.0 and math.isclose(abs(turn_rad), turn)) or (0.0 < forward <= 0.25 and turn_rad == 0.0)
+
+
+def test_a_wall_the_map_does_not_know_blocks_and_the_navigator_replans() -> None:
+    truth = _wall_map()
+    known = np.full(SPEC.shape, FREE, dtype=np.int8)  # the map has not seen the wall yet
+    known[truth == OCCUPIED] = FREE
+    known[:, [0, -1]] = OCCUPIED
+    known[[0, -1], :] = OCCUPIED
+    blocked: list[Pose2D] = []
+
+    class BumperActuator(GridActuator):
+        def act(self, forward_m: float, turn_rad: float) -> bool:
+            moved = super().act(forward_m, turn_rad)
+            if not moved:  # the truth within 0.5 m becomes known, like the simulated robot's bumper
+                blocked.append(self.pose())
+                row, col = SPEC.to_cells(self.xy)[0]
+                window = (slice(max(0, row - 10), row + 11), slice(max(0, col - 10), col + 11))
+                known[window] = truth[window]
+            return moved
+
+    actuator = BumperActuator(truth, (2.0, 2.0, 0.0))
+    patient = NavigatorParams(PARAMS.planners, timeout_s=600.0)  # simulated seconds; bumps cost time
+    result = Navigator(SPEC, lambda: known, patient).navigate(
+        DiscreteBase(actuator, PARAMS.follower), (8.0, 2.0), 0.3
+    )
+    assert blocked, "the straight line through the unseen wall was never tried"
+    assert result.success, result.message
+    assert math.dist(actuator.pose()[:2], (8.0, 2.0)) <= 0.3
+
+
+def test_no_path_cancel_and_timeout_end_with_their_codes() -> None:
+    closed = _wall_map(gap=False)
+    navigator = Navigator(SPEC, lambda: closed, PARAMS)
+    base = DiscreteBase(GridActuator(closed, (2.0, 2.0, 0.0)), PARAMS.follower)
+    assert navigator.navigate(base, (8.0, 2.0)).code == NavError.NO_VALID_PATH
+    assert navigator.navigate(base, (30.0, 2.0)).code == NavError.INVALID_GOAL
+    open_map = _wall_map()
+    navigator = Navigator(SPEC, lambda: open_map, PARAMS)
+    assert navigator.navigate(base, (8.0, 2.0), should_stop=lambda: True).code == NavError.CANCELED
+    quick = Navigator(SPEC, lambda: open_map, NavigatorParams(PARAMS.planners, timeout_s=5.0))
+    timed = quick.navigate(DiscreteBase(GridActuator(open_map, (2.0, 2.0, 0.0)), PARAMS.follower), (8.0, 2.0))
+    assert timed.code == NavError.TIMEOUT and 0.0 < timed.path_length < 8.0
+
+
+class UnicycleBase:
+    """Test double of a velocity-controlled base: integrates commands for ``dt`` seconds."""
+
+    def __init__(self, pose: Pose2D, dt: float = 0.1) -> None:
+        self.x, self.y, self.yaw, self.dt, self.t = *pose, dt, 0.0
+
+    def pose(self) -> Pose2D:
+        return (self.x, self.y, self.yaw)
+
+    def command(self, command: Command) -> bool:
+        self.x += command.linear * math.cos(self.yaw) * self.dt
+        self.y += command.linear * math.sin(self.yaw) * self.dt
+        self.yaw += command.angular * self.dt
+        self.t += self.dt
+        return True
+
+    def now(self) -> float:
+        return self.t
+
+
+def test_the_same_navigator_drives_a_velocity_base() -> None:
+    states = _wall_map()
+    params = NavigatorParams(PARAMS.planners, FollowerParams(goal_tolerance=0.2))
+    base = UnicycleBase((2.0, 2.0, 0.0))
+    feedback: list[float] = []
+    result = Navigator(SPEC, lambda: states, params).navigate(
+        base, (8.0, 2.0), on_feedback=lambda pose, remaining, recoveries: feedback.append(remaining)
+    )
+    # within the tolerance of the planned goal, which lies on a cell centre (0.05 m cells)
+    assert result.success and math.dist(base.pose()[:2], (8.0, 2.0)) <= 0.2 + 0.05
+    assert feedback[0] > feedback[-1] and result.final_pose is not None

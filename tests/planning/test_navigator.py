@@ -15,7 +15,7 @@ from sg_search.mapping.occupancy import FREE, OCCUPIED
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
 from sg_search.planning.follower import Command, FollowerParams
 from sg_search.planning.geodesic import PlannerParams
-from sg_search.planning.navigator import Navigator, NavigatorParams, NavError
+from sg_search.planning.navigator import NavError, Navigator, NavigatorParams
 
 SPEC = GridSpec(resolution=0.05, width=200, height=200, origin_x=0.0, origin_y=0.0)  # 10 m x 10 m
 PARAMS = NavigatorParams(planners=(PlannerParams(robot_radius=0.25), PlannerParams(robot_radius=0.2)))
@@ -65,7 +65,9 @@ def test_a_discrete_base_goes_round_the_wall_in_habitat_actions() -> None:
     assert 13.0 < result.path_length < 17.0  # round the wall's end at y = 8 m (2 x 6.9 m), not through (6 m)
     turn = DiscreteParams().turn_step_rad
     for forward, turn_rad in actuator.actions:
-        assert (forward == 0.0 and math.isclose(abs(turn_rad), turn)) or (0.0 < forward <= 0.25 and turn_rad == 0.0)
+        assert (forward == 0.0 and math.isclose(abs(turn_rad), turn)) or (
+            0.0 < forward <= 0.25 and turn_rad == 0.0
+        )
 
 
 def test_a_wall_the_map_does_not_know_blocks_and_the_navigator_replans() -> None:

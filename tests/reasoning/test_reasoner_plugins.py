@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from plugin_builder import install_reasoner_plugin
 
 from sg_search.reasoning import available_reasoners, create_reasoner
 
@@ -39,20 +40,7 @@ def test_builtin_reasoners_come_from_entry_points() -> None:
 
 
 def test_a_third_party_reasoner_installed_as_a_package_runs_a_symbolic_episode(tmp_path: Path) -> None:
-    source = tmp_path / "src"
-    (source / "lab_reasoner").mkdir(parents=True)
-    (source / "lab_reasoner" / "__init__.py").write_text(PLUGIN)
-    (source / "setup.py").write_text(
-        "from setuptools import setup\n"
-        "setup(name='lab-reasoner', version='0.1', packages=['lab_reasoner'],\n"
-        "      entry_points={'sg_search.reasoners': ['first-listed = lab_reasoner:create']})\n"
-    )
-    site = tmp_path / "site"
-    subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation",
-         "--no-index", "--target", str(site), str(source)],
-        check=True, capture_output=True, timeout=300,
-    )  # fmt: skip
+    site = install_reasoner_plugin(tmp_path, "lab_reasoner", PLUGIN, {"first-listed": "lab_reasoner:create"})
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
     out = tmp_path / "symbolic.json"
     run = subprocess.run(

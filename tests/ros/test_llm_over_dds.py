@@ -123,7 +123,8 @@ def test_without_llm_edges_the_server_sends_no_request(start_node: Any, ros_node
     with scripted_llm(lambda _: '{"relations": []}') as server:
         server_node = start_node(
             "scene_graph_server", "-p", f"prior_scene_file:={SCENE}", "-p", "llm_edges:=false",
-            "-p", "llm_edges_period_s:=0.2", "-p", f"llm_base_url:={server.base_url}", "-p", "llm_model:=scripted",
+            "-p", "llm_edges_period_s:=0.2", "-p", f"llm_base_url:={server.base_url}",
+            "-p", "llm_model:=scripted",
         )  # fmt: skip
         updates: list[SceneGraphUpdate] = []
         ros_node.create_subscription(

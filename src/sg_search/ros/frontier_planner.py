@@ -38,7 +38,7 @@ from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
-from sg_search.ros.tf import create_transform_source
+from sg_search.ros.tf import create_transform_source, wait_for_transform
 
 
 class GoalError(ValueError):
@@ -104,22 +104,14 @@ class FrontierPlanner(Node):
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         try:
             depth = depth_from_msg(msg, self.config.depth_scale)
-            t_map_camera = self._lookup(msg.header.frame_id, stamp)
+            t_map_camera = wait_for_transform(
+                self.tf, self.config.map_frame, msg.header.frame_id, stamp, self.config.tf_timeout_s
+            )
         except (ValueError, TransformError) as exc:
             self.get_logger().warn(f"depth frame dropped, map unchanged: {exc}", throttle_duration_sec=5.0)
             return
         with self._lock:
             self.map.integrate_depth(depth, self._intrinsics, t_map_camera)
-
-    def _lookup(self, frame: str, stamp: float | None):  # type: ignore[no-untyped-def]
-        deadline = time.monotonic() + self.config.tf_timeout_s
-        while True:
-            try:
-                return self.tf.lookup(self.config.map_frame, frame, stamp)
-            except TransformError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.02)
 
     def robot_pose(self) -> Pose2D | None:
         """(x, y, yaw) of the base in the map, or None if TF does not know it."""

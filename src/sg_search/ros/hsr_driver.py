@@ -47,7 +47,7 @@ from sg_search.config import package_share
 from sg_search.geometry import Transform, TransformError, yaw_from_quat
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS
-from sg_search.ros.tf import create_transform_source
+from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.skills.config import HsrDriverConfig
 from sg_search.skills.motions import (
     MotionError,
@@ -225,7 +225,7 @@ class HsrDriver(Node):
 
     def _to_odom(self, frame: str) -> Transform:
         try:
-            return self.tf.lookup(self.config.odom_frame, frame, None)
+            return wait_for_transform(self.tf, self.config.odom_frame, frame, None, self.config.tf_timeout_s)
         except TransformError as exc:
             raise SkillAbort(
                 OpenContainer.Result.TRANSFORM_FAILED, "look", f"no transform to {frame!r}: {exc}"

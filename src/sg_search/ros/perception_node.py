@@ -43,7 +43,7 @@ from sg_search.ros.conversions import box_to_msg, point_to_msg
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
-from sg_search.ros.tf import create_transform_source
+from sg_search.ros.tf import create_transform_source, wait_for_transform
 
 
 def stamp_of(msg: Any) -> float:
@@ -233,16 +233,15 @@ class Perception(Node):
         self.stats["process_ms_total"] += int((time.perf_counter() - start) * 1e3)
 
     def _lookup(self, frame_id: str, stamp: float) -> NDArray[np.float64]:
-        deadline = time.monotonic() + self.config.tf_timeout_s
-        while True:
-            try:
-                return self.tf.lookup(self.config.map_frame, frame_id, stamp).as_matrix()
-            except TransformError as exc:
-                if time.monotonic() > deadline:
-                    raise FrameSkipped(
-                        "transform", f"no transform {self.config.map_frame} <- {frame_id!r}: {exc}"
-                    ) from None
-                time.sleep(0.01)
+        try:
+            transform = wait_for_transform(
+                self.tf, self.config.map_frame, frame_id, stamp, self.config.tf_timeout_s
+            )
+        except TransformError as exc:
+            raise FrameSkipped(
+                "transform", f"no transform {self.config.map_frame} <- {frame_id!r}: {exc}"
+            ) from None
+        return transform.as_matrix()
 
     def _publish_stats(self) -> None:
         stats = dict(

@@ -44,35 +44,44 @@ STAMP_SLOP_S = 1e-3  # an RGB image and an observation with stamps this close ar
 
 
 class RecentImages:
-    """The last ``kept`` RGB frames, keyed by perception's frame index (module docstring)."""
+    """The last ``kept`` RGB frames, keyed by perception's frame index (module docstring). The
+    image and the observation of one frame travel on different topics: whichever comes second
+    completes the pair."""
 
     def __init__(self, node: Node, kept: int) -> None:
         self.kept = kept
-        self._by_stamp: OrderedDict[float, Image] = OrderedDict()
+        self._images: OrderedDict[float, Image] = OrderedDict()  # stamp -> image not yet paired
+        self._indices: OrderedDict[float, int] = OrderedDict()  # stamp -> frame index not yet paired
         self._by_frame: OrderedDict[int, Any] = OrderedDict()
         self._lock = threading.Lock()
         node.create_subscription(Image, "rgb", self._on_rgb, SENSOR_QOS)
         node.create_subscription(ObjectObservationArray, "observations", self._on_observations, 10)
 
     def _on_rgb(self, msg: Image) -> None:
+        t = stamp_of(msg)
         with self._lock:
-            self._by_stamp[stamp_of(msg)] = msg
-            while len(self._by_stamp) > 4 * self.kept:
-                self._by_stamp.popitem(last=False)
+            index = _pop_near(self._indices, t)
+            if index is None:
+                _bounded_put(self._images, t, msg, 4 * self.kept)
+                return
+        self._pair(index, msg)
 
     def _on_observations(self, msg: ObjectObservationArray) -> None:
         t = stamp_of(msg)
         with self._lock:
-            match = min(self._by_stamp, key=lambda s: abs(s - t), default=None)
-            if match is None or abs(match - t) > STAMP_SLOP_S:
+            image = _pop_near(self._images, t)
+            if image is None:
+                _bounded_put(self._indices, t, int(msg.frame_index), 4 * self.kept)
                 return
-            image = self._by_stamp[match]
+        self._pair(int(msg.frame_index), image)
+
+    def _pair(self, index: int, image: Image) -> None:
         try:
             rgb = rgb_from_msg(image)
         except ValueError:
             return  # an encoding perception skips too
         with self._lock:
-            self._by_frame[int(msg.frame_index)] = rgb
+            self._by_frame[index] = rgb
             while len(self._by_frame) > self.kept:
                 self._by_frame.popitem(last=False)
 
@@ -80,6 +89,20 @@ class RecentImages:
         """Frame index -> (H, W, 3) RGB, oldest first."""
         with self._lock:
             return dict(self._by_frame)
+
+
+def _pop_near(table: OrderedDict[float, Any], t: float) -> Any:
+    """The entry stamped within STAMP_SLOP_S of ``t`` (removed), or None."""
+    match = min(table, key=lambda s: abs(s - t), default=None)
+    if match is None or abs(match - t) > STAMP_SLOP_S:
+        return None
+    return table.pop(match)
+
+
+def _bounded_put(table: OrderedDict[float, Any], t: float, value: Any, limit: int) -> None:
+    table[t] = value
+    while len(table) > limit:
+        table.popitem(last=False)
 
 
 class RosSensing:

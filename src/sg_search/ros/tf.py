@@ -8,6 +8,7 @@ messages (this repo builds a wire-compatible tf2_msgs there). Callers see one in
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -30,6 +31,22 @@ class TransformSource(Protocol):
 
     def lookup(self, target: str, source: str, stamp_s: float | None = None) -> Transform:
         """``T_target_source`` at ``stamp_s`` seconds (None: latest); raises TransformError."""
+
+
+def wait_for_transform(
+    source: TransformSource, target: str, frame: str, stamp_s: float | None, timeout_s: float
+) -> Transform:
+    """:meth:`TransformSource.lookup`, retried for up to ``timeout_s`` seconds (wall clock): a
+    transform that has not arrived yet (a node just started, a frame a little ahead of TF) is
+    waited for, like tf2's ``canTransform`` with a timeout; then the last TransformError."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return source.lookup(target, frame, stamp_s)
+        except TransformError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
 
 
 def transform_from_msg(msg: TransformStamped) -> tuple[str, str, float, Transform]:

@@ -12,6 +12,7 @@ class HsrDriverConfig:
     """See config/sg_search.yaml for the meaning and units of each parameter."""
 
     odom_frame: str = "odom"
+    tf_timeout_s: float = 2.0
     control_rate_hz: float = 20.0
     max_linear_mps: float = 0.2
     max_angular_rps: float = 0.5

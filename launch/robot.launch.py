@@ -18,6 +18,7 @@ from launch_ros.actions import Node
 def generate_launch_description() -> LaunchDescription:
     share = get_package_share_directory("sg_search")
     default_params = os.path.join(share, "config", "sg_search.yaml")
+    hsr_params = os.path.join(share, "config", "hsr.yaml")  # the HSR's values over the defaults
     namespace = LaunchConfiguration("namespace")
     params = LaunchConfiguration("params_file")
     prior = LaunchConfiguration("prior_scene_file")
@@ -35,8 +36,8 @@ def generate_launch_description() -> LaunchDescription:
                 namespace=namespace,
                 parameters=[
                     params,
+                    hsr_params,
                     {
-                        "detector": "yolo",
                         "yolo_model_path": LaunchConfiguration("yolo_model_path"),
                         "sam_checkpoint": LaunchConfiguration("sam_checkpoint"),
                     },
@@ -54,7 +55,7 @@ def generate_launch_description() -> LaunchDescription:
                 executable="scene_graph_server",
                 name="scene_graph_server",
                 namespace=namespace,
-                parameters=[params, {"prior_scene_file": prior}],
+                parameters=[params, hsr_params, {"prior_scene_file": prior}],
                 remappings=[("observations", "perception/observations")],
                 output="screen",
             ),
@@ -63,7 +64,7 @@ def generate_launch_description() -> LaunchDescription:
                 executable="frontier_planner",
                 name="frontier_planner",
                 namespace=namespace,
-                parameters=[params, {"base_frame": "base_footprint"}],
+                parameters=[params, hsr_params],
                 remappings=[
                     ("depth", "/head_rgbd_sensor/depth_registered/image_rect_raw"),
                     ("camera_info", "/head_rgbd_sensor/depth_registered/camera_info"),
@@ -76,7 +77,7 @@ def generate_launch_description() -> LaunchDescription:
                 executable="affordance_executor",
                 name="affordance_executor",
                 namespace=namespace,
-                parameters=[params, {"manipulation": "hsr", "base_frame": "base_footprint"}],
+                parameters=[params, hsr_params],
                 remappings=[("cmd_vel", "/omni_base_controller/cmd_vel")],
                 output="screen",
             ),
@@ -85,7 +86,11 @@ def generate_launch_description() -> LaunchDescription:
                 executable="reasoner",
                 name="reasoner",
                 namespace=namespace,
-                parameters=[params],
+                parameters=[params, hsr_params],
+                remappings=[
+                    ("rgb", "/head_rgbd_sensor/rgb/image_rect_color"),  # recent frames for VLM reasoners
+                    ("observations", "perception/observations"),
+                ],
                 output="screen",
             ),
         ]

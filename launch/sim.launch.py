@@ -74,7 +74,7 @@ def generate_launch_description() -> LaunchDescription:
                 executable="frontier_planner",
                 name="frontier_planner",
                 namespace=namespace,
-                parameters=[params, sim_time, {"robot_radius": 0.22, "approach_radii": [0.6, 0.75, 0.9]}],
+                parameters=[params, sim_time],
                 output="screen",
             ),
             Node(

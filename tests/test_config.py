@@ -10,8 +10,10 @@ from sg_search.config import ConfigError, default_params_file, from_params, load
 from sg_search.habitat.config import HabitatBridgeConfig
 from sg_search.perception.config import PerceptionConfig
 from sg_search.planning.config import FrontierPlannerConfig
+from sg_search.reasoning import available_reasoners, create_reasoner
+from sg_search.reasoning.registry import reasoner_params_type, section_key
 from sg_search.scene_graph.config import SceneGraphServerConfig
-from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
+from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.skills.config import HsrDriverConfig
 
@@ -31,7 +33,7 @@ NODE_CONFIGS = {
 def test_shipped_yaml_and_config_classes_agree(node_name: str) -> None:
     """One source for each value: the YAML names every field and holds the class's defaults."""
     cls = NODE_CONFIGS[node_name]
-    params = load_node_params(default_params_file(), node_name)
+    params = {k: v for k, v in load_node_params(default_params_file(), node_name).items() if "." not in k}
     assert set(params) == {f.name for f in dataclasses.fields(cls)}
     config = from_params(cls, params)  # types match
     differ = {f.name: (getattr(config, f.name), getattr(cls(), f.name)) for f in dataclasses.fields(cls)
@@ -68,3 +70,35 @@ def test_wrong_types_and_files_are_named(tmp_path: Path) -> None:
     bad.write_text("reasoner: {seed: 1}\n")
     with pytest.raises(ConfigError, match="ros__parameters"):
         load_node_params(bad, "reasoner")
+
+
+def test_the_hsr_overlay_names_only_known_parameters_with_their_types() -> None:
+    overlay = default_params_file().with_name("hsr.yaml")
+    for node_name, cls in NODE_CONFIGS.items():
+        params = load_node_params(overlay, node_name)
+        assert set(params) <= {f.name for f in dataclasses.fields(cls)}, node_name
+        from_params(cls, {**load_node_params(default_params_file(), node_name), **params})
+    assert load_node_params(overlay, "frontier_planner")["base_frame"] == "base_footprint"
+
+
+def test_each_reasoner_section_holds_its_dataclass_defaults() -> None:
+    """The reasoners' own sections (``reasoner: scout: ...``) name only fields of the dataclass
+    their factory reads, with its defaults; every built-in reasoner with settings has one,
+    except the SCOUT variants, which use scout's values with one changed in code."""
+    sections = reasoner_sections(load_node_params(default_params_file(), "reasoner"))
+    variants = {"scout-noroom", "scout-greedy", "exhaustive"}
+    seen = set()
+    for name in available_reasoners():
+        kind = reasoner_params_type(name)
+        if kind is None or name in variants:
+            continue
+        section = sections[section_key(name)]
+        seen.add(section_key(name))
+        assert set(section) == {f.name for f in dataclasses.fields(kind)}, name
+        assert from_params(kind, section) == kind(), name
+    assert seen == set(sections), f"sections of no reasoner: {set(sections) - seen}"
+
+
+def test_a_wrong_type_in_a_reasoner_section_is_named() -> None:
+    with pytest.raises(ConfigError, match="sgnav: 'max_subgraphs' must be int"):
+        create_reasoner("sgnav", {"max_subgraphs": "forty"})

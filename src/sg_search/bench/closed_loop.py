@@ -41,7 +41,7 @@ def search_episode(
     ``params``."""
     config = env.config.reasoner
     if isinstance(reasoner, str):
-        reasoner = create_reasoner(reasoner, {**config.reasoner_params(), **(params or {})})
+        reasoner = create_reasoner(reasoner, {**env.config.reasoner_params(reasoner), **(params or {})})
     reasoner.warm_up()
     verifier = (
         Verifier(env, config.credibility(), reasoner.verification_context() or env.cooccurrence, reasoner)
@@ -65,7 +65,9 @@ def run_episode(
     """One episode with one reasoner: ObjectNav metrics, search and LLM counters."""
     with EmbodiedEpisode(episode, StackConfig.load()) as env:
         run = EpisodeRun(env.world, "target")
-        reasoner = create_reasoner(reasoner_name, {**env.config.reasoner.reasoner_params(), **(params or {})})
+        reasoner = create_reasoner(
+            reasoner_name, {**env.config.reasoner_params(reasoner_name), **(params or {})}
+        )
         outcome = search_episode(env, reasoner)
         metrics = run.result()
         stopped = outcome.success

@@ -36,43 +36,39 @@ from sg_search.planning.viewpoints import ViewpointParams, box_viewpoints
 from sg_search.reasoning.base import Candidate
 from sg_search.reasoning.knowledge.model import KnowledgeModel
 from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
+from sg_search.reasoning.registry import section_key
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontiers import FrontierObservation
 from sg_search.scene_graph.groups import load_related_pairs
-from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
+from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 from sg_search.search.reports import ExecutionReport
 from sg_search.search.verification import follow_candidate
 from sg_search.sim.episodes import Episode
+from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.sim.mujoco.scene import episode_world
-from sg_search.sim.mujoco.world import CameraConfig, Frame, SimError
+from sg_search.sim.mujoco.world import Frame, SimError
 
 
 @dataclass(frozen=True)
 class EmbodiedParams:
-    """The simulated robot (``embodied`` in config/sg_search.yaml).
+    """The in-process episode's budgets and tolerances (``embodied`` in config/sg_search.yaml);
+    the simulated robot itself (camera, reach) is ``sim_bridge``'s, its base ``frontier_planner``'s.
 
     Attributes:
-        width, height: camera image [px].
-        tilt_rad: camera pitch, positive down.
         max_actions: forward/turn actions per episode.
         actions_per_target: most actions one navigation may take.
         arrive_m: how close [m] a navigation goal counts as reached.
-        reach_m: how close to a container's box the base must be to open it [m].
         reach_radii: viewpoint circles [m] for manipulation (within reach).
         reach_tolerance_m: how close [m] to such a viewpoint the base must get.
         rooms_every: re-segment rooms at most every this many frames.
     """
 
-    width: int = 320
-    height: int = 240
-    tilt_rad: float = 0.25
     max_actions: int = 500
     actions_per_target: int = 200
     arrive_m: float = 0.3
-    reach_m: float = 1.0
     reach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
     reach_tolerance_m: float = 0.1
     rooms_every: int = 20
@@ -83,11 +79,13 @@ class StackConfig:
     """Every component's parameters, from one ROS params file."""
 
     embodied: EmbodiedParams
+    sim: SimBridgeConfig
     perception: PerceptionConfig
     planner: FrontierPlannerConfig
     graph: SceneGraphServerConfig
     reasoner: ReasonerNodeConfig
     executor: ExecutorNodeConfig
+    reasoner_sections: dict[str, dict[str, Any]]
 
     @classmethod
     def load(cls, path: Path | None = None) -> StackConfig:
@@ -99,12 +97,18 @@ class StackConfig:
 
         return cls(
             section(EmbodiedParams, "embodied"),
+            section(SimBridgeConfig, "sim_bridge"),
             section(PerceptionConfig, "perception"),
             section(FrontierPlannerConfig, "frontier_planner"),
             section(SceneGraphServerConfig, "scene_graph_server"),
             section(ReasonerNodeConfig, "reasoner"),
             section(ExecutorNodeConfig, "affordance_executor"),
+            reasoner_sections(load_node_params(path, "reasoner")),
         )
+
+    def reasoner_params(self, name: str) -> dict[str, Any]:
+        """What reasoner ``name`` is made with: the shared values and its own section."""
+        return self.reasoner.reasoner_params(self.reasoner_sections.get(section_key(name)))
 
 
 class EmbodiedEpisode:
@@ -121,9 +125,9 @@ class EmbodiedEpisode:
         self.config = config or StackConfig.load()
         c = self.config
         p = c.embodied
-        self.world = episode_world(episode, CameraConfig(p.width, p.height))
+        self.world = episode_world(episode, c.sim.camera())
         x, y, _ = self.world.pose
-        self.world.set_pose(x, y, 0.0, tilt=p.tilt_rad)
+        self.world.set_pose(x, y, 0.0, tilt=c.sim.camera_tilt_rad)
         self.robot = SimRobot(self.world, c.planner, p.max_actions, on_frame=self._perceive)
         detector = GroundTruthDetector(noise, seed=c.perception.seed) if noise is not None else None
         self.perception = PerceptionPipeline(c.perception, detector)
@@ -282,7 +286,7 @@ class EmbodiedEpisode:
         self.robot.turn_towards(math.atan2(target[1] - y, target[0] - x))
         distance = max(math.hypot(target[0] - x, target[1] - y), 0.3)
         tilt = math.atan2(self.world.camera.height_m - target[2], distance)
-        self.world.set_pose(*self.world.pose, tilt=max(tilt, self.config.embodied.tilt_rad))
+        self.world.set_pose(*self.world.pose, tilt=max(tilt, self.config.sim.camera_tilt_rad))
         self.robot.observe()
 
     def open(self, node: SceneNode) -> SkillResult:
@@ -301,7 +305,7 @@ class EmbodiedEpisode:
                 False, message=f"{node.id}: nothing openable there", code=ExecutorError.MANIPULATION_FAILED
             )
         try:
-            self.world.set_open(handle, open_, self.config.embodied.reach_m)
+            self.world.set_open(handle, open_, self.config.sim.reach_m)
         except SimError as exc:
             return SkillResult(False, message=f"{node.id}: {exc}", code=ExecutorError.MANIPULATION_FAILED)
         return SkillResult(True, message=f"{'opened' if open_ else 'closed'} {node.id}")

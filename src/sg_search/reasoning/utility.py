@@ -29,6 +29,7 @@ import numpy as np
 from sg_search.config import from_params
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_nodes
 from sg_search.reasoning.knowledge.names import query_text
+from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 
 FAR = math.inf
@@ -196,18 +197,22 @@ def _params(params: Mapping[str, Any], **overrides: Any) -> UtilityParams:
     return replace(from_params(UtilityParams, params, source="utility reasoner parameters"), **overrides)
 
 
+@takes_params(UtilityParams)
 def create_scout(params: Mapping[str, Any]) -> Reasoner:
     return _learned("scout", _params(params))
 
 
+@takes_params(UtilityParams)
 def create_scout_noroom(params: Mapping[str, Any]) -> Reasoner:
     return _learned("scout-noroom", _params(params, use_room=False))
 
 
+@takes_params(UtilityParams)
 def create_scout_greedy(params: Mapping[str, Any]) -> Reasoner:
     return _learned("scout-greedy", _params(params, margin=0.0))
 
 
+@takes_params(UtilityParams)
 def create_exhaustive(params: Mapping[str, Any]) -> Reasoner:
     """GODHS without its LLM: every unexplored room and frontier first (utility above any
     object's), then rooms and containers ranked by the learned priors, greedily."""
@@ -221,17 +226,25 @@ def _learned(name: str, params: UtilityParams) -> Reasoner:
     return UtilityReasoner(name, km.containment, km.cooccurrence, params)
 
 
-SBERT_DEFAULTS = {"room_default": 0.3, "frontier_default": 0.25, "margin": 0.05}
+@dataclass(frozen=True)
+class SbertParams:
+    """``sbert`` section: SCOUT's retuned constants for plain SBERT similarity (no room influence)."""
+
+    room_default: float = 0.3
+    frontier_default: float = 0.25
+    margin: float = 0.05
+    frontier_radius_m: float = 3.0
 
 
+@takes_params(SbertParams)
 def create_sbert(params: Mapping[str, Any]) -> Reasoner:
     """Cosine similarity of query and label as utility, with the paper's retuned defaults
-    (room 0.3, frontier 0.25, δ 0.05; ``sbert_*`` parameters override them); no room influence."""
+    (room 0.3, frontier 0.25, δ 0.05); no room influence."""
     from sg_search.reasoning.knowledge import KnowledgeModel
     from sg_search.reasoning.knowledge.names import knowledge_text
 
     encoder = KnowledgeModel.load_default().encoder
-    values = {k: params.get(f"sbert_{k}", v) for k, v in SBERT_DEFAULTS.items()}
+    p = from_params(SbertParams, params, source="sbert")
 
     def similarity(labels: Sequence[str], queries: Sequence[str]) -> np.ndarray:
         a = encoder.encode([knowledge_text(x) for x in labels])
@@ -239,4 +252,11 @@ def create_sbert(params: Mapping[str, Any]) -> Reasoner:
         cosine: np.ndarray = np.clip(np.sum(a * b, axis=1), 0.0, 1.0)
         return cosine
 
-    return UtilityReasoner("sbert", similarity, similarity, _params(values, use_room=False))
+    utility = UtilityParams(
+        use_room=False,
+        margin=p.margin,
+        room_default=p.room_default,
+        frontier_default=p.frontier_default,
+        frontier_radius_m=p.frontier_radius_m,
+    )
+    return UtilityReasoner("sbert", similarity, similarity, utility)

@@ -34,8 +34,6 @@ from sg_search.search.loop import DecisionRecord  # noqa: E402
 from sg_search.sim.episodes import Episode, make_episodes  # noqa: E402
 
 DEMO_POOL = 40  # test-split episodes the demo chooses from
-SIM_ROBOT_RADIUS_M = 0.22  # the simulated base is 0.20 m; the shipped 0.25 m is the HSR's with margin
-SIM_VIEW_RADII_M = [0.6, 0.75, 0.9]  # approach within ObjectNav's 1 m (as bench closed-loop does)
 
 
 @dataclass(frozen=True)
@@ -106,17 +104,9 @@ def run_demo(options: DemoOptions) -> int:
             target_query=episode.query,
             target_relation=episode.relation,
             target_holder=episode.container_id or episode.room_id,
-            width=320,
-            height=240,
         )
-        for factory in (Perception, AffordanceExecutorNode, ReasonerNode):
+        for factory in (Perception, AffordanceExecutorNode, ReasonerNode, FrontierPlanner):
             nodes.add(factory, extra=[sim_time])
-        nodes.add(
-            FrontierPlanner,
-            extra=[sim_time],
-            robot_radius=SIM_ROBOT_RADIUS_M,
-            approach_radii=SIM_VIEW_RADII_M,
-        )
         nodes.add(SceneGraphServer, extra=[sim_time], snapshot_file=str(folder / "scene_graph.json"))
         nodes.add(Recorder, extra=[sim_time], output=str(folder / "run.mcap"))
         client = nodes.add(Node, "sg_search_demo_client")

@@ -13,8 +13,10 @@ from sg_search.config import from_params
 T = TypeVar("T")
 
 
-def declare_config(node: Node, cls: type[T]) -> T:
-    """Declare one parameter per field of ``cls`` (defaults from the dataclass), return the values.
+def declare_config(node: Node, cls: type[T], prefix: str = "") -> T:
+    """Declare one parameter per field of ``cls`` (defaults from the dataclass), named
+    ``<prefix>.<field>`` with a prefix (a plugin's section), and return the values; a parameter
+    already declared is read, not declared again.
 
     Wrong types in a params file raise :class:`sg_search.config.ConfigError` naming the
     node and the parameter.
@@ -22,13 +24,15 @@ def declare_config(node: Node, cls: type[T]) -> T:
     defaults = cls()
     values: dict[str, Any] = {}
     for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        name = f"{prefix}.{field.name}" if prefix else field.name
         default = getattr(defaults, field.name)
-        if isinstance(default, tuple) and not default:
-            param = node.declare_parameter(field.name, Parameter.Type.STRING_ARRAY)
+        if node.has_parameter(name):
+            param = node.get_parameter(name)
+        elif isinstance(default, tuple) and not default:
+            param = node.declare_parameter(name, Parameter.Type.STRING_ARRAY)
         else:
-            param = node.declare_parameter(
-                field.name, list(default) if isinstance(default, tuple) else default
-            )
+            param = node.declare_parameter(name, list(default) if isinstance(default, tuple) else default)
         if param.value is not None:
             values[field.name] = param.value
-    return from_params(cls, values, source=f"node '{node.get_name()}'")
+    where = f"node '{node.get_name()}'" + (f", section '{prefix}'" if prefix else "")
+    return from_params(cls, values, source=where)

@@ -8,6 +8,7 @@ search is observe-only (see sg_search.search.loop).
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from sg_search_interfaces.srv import RunGraphCode, SelectTarget
 
 from sg_search.reasoning import ReasonerInput, create_reasoner
 from sg_search.reasoning.llm.base import stats_line
+from sg_search.reasoning.registry import reasoner_params_type, section_key
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror
@@ -42,7 +44,9 @@ class ReasonerNode(Node):
         super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
         self.config = declare_config(self, ReasonerNodeConfig)
         # Fail at start-up on a bad name, and load models now rather than in the first search.
-        create_reasoner(self.config.default_reasoner, self.config.reasoner_params()).warm_up()
+        create_reasoner(
+            self.config.default_reasoner, self._params_for(self.config.default_reasoner)
+        ).warm_up()
         self._mirror = GraphMirror(self)
         self._busy = threading.Lock()
         self._knowledge: Any = None
@@ -93,7 +97,7 @@ class ReasonerNode(Node):
     ) -> SearchObject.Result:
         name = goal.reasoner or self.config.default_reasoner
         try:
-            reasoner = create_reasoner(name, {**self.config.reasoner_params(), "run_code": self._run_code})
+            reasoner = create_reasoner(name, {**self._params_for(name), "run_code": self._run_code})
         except KeyError as exc:
             handle.abort()
             result.error_code, result.error_msg = SearchError.UNKNOWN_REASONER, str(exc.args[0])
@@ -161,6 +165,13 @@ class ReasonerNode(Node):
         )
         return result
 
+    def _params_for(self, name: str) -> dict[str, Any]:
+        """The shared values and reasoner ``name``'s section, whose fields are declared as
+        parameters ``<section>.<field>`` when the reasoner is first used (KeyError if unknown)."""
+        kind = reasoner_params_type(name)
+        section = dataclasses.asdict(declare_config(self, kind, section_key(name))) if kind else {}
+        return self.config.reasoner_params(section)
+
     def _run_code(self, code: str, graph: object) -> SandboxResult:
         """SG-RwR's Retriever code, run by the scene-graph server's sandbox on its live graph
         (``graph``, the reasoner's copy, is not sent)."""
@@ -212,9 +223,8 @@ class ReasonerNode(Node):
         self, request: SelectTarget.Request, response: SelectTarget.Response
     ) -> SelectTarget.Response:
         try:
-            reasoner = create_reasoner(
-                request.reasoner or self.config.default_reasoner, self.config.reasoner_params()
-            )
+            name = request.reasoner or self.config.default_reasoner
+            reasoner = create_reasoner(name, self._params_for(name))
         except KeyError as exc:
             response.success, response.message = False, str(exc.args[0])
             return response

@@ -92,7 +92,7 @@ def hsr_driver_main() -> int:
 
 def fake_hsr_main() -> int:
     """Console script ``fake_hsr`` (a test double of the robot)."""
-    from sg_search.ros.fake_hsr import FakeHsr
+    from sg_search.ros.fake_hsr_bridge import FakeHsr
 
     return spin_nodes([FakeHsr])
 

@@ -49,7 +49,6 @@ from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.prior import load_prior
 from sg_search.scene_graph.query import find_nodes
-from sg_search.scene_graph.relations import add_long_edges, edge_proposal_prompt, long_edge_pairs
 from sg_search.scene_graph.rooms import MapRooms, graph_objects
 from sg_search.scene_graph.sandbox import SandboxLimits, run_graph_code
 from sg_search.scene_graph.schema import schema_yaml
@@ -196,24 +195,16 @@ class SceneGraphServer(Node):
         self._apply("rooms", "", lambda: rooms.tracker.update(self.graph, segmentation, names))
 
     def _propose_edges(self) -> None:
-        """SG-Nav long edges: one LLM request for the objects added since the last one; the graph
-        lock is held to collect the pairs and to add the kept edges, not while the model thinks."""
+        """SG-Nav long edges for the objects added since the last proposal (the builder's; the
+        graph lock is not held while the model thinks)."""
         assert self._proposer is not None
-        with self.lock:
-            pairs = long_edge_pairs(self.graph, self.builder.take_pending())
-        if not pairs:
-            return
         failures = len(self._proposer.failures)
-        proposals = self._proposer.propose(edge_proposal_prompt(pairs), pairs)
+        kept = self.builder.propose_pending(self.lock)
         if len(self._proposer.failures) > failures:
             self.get_logger().warning(f"long-edge proposal failed: {self._proposer.failures[-1]}")
-        with self.lock:
-            builder = self.builder
-            kept = add_long_edges(
-                self.graph, pairs, proposals, builder.is_unobstructed, builder.params.relations
-            )
-            builder.long_edge_stats.record(len(pairs), len(proposals), len(kept))
-            self._publish_incremental()
+        if kept:
+            with self.lock:
+                self._publish_incremental()
 
     def _on_set_state(
         self, request: SetNodeState.Request, response: SetNodeState.Response

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from typing import Any
 
 from sg_search.scene_graph.frontiers import FrontierObservation, integrate_frontiers
 from sg_search.scene_graph.graph import SceneGraph
@@ -27,7 +29,9 @@ from sg_search.scene_graph.relations import (
     RelationParams,
     ShortEdgeStats,
     ShortEdgeVerifier,
-    propose_long_edges,
+    add_long_edges,
+    edge_proposal_prompt,
+    long_edge_pairs,
     update_geometric_relations,
     verify_short_edges,
 )
@@ -143,22 +147,18 @@ class SceneGraphBuilder:
             self._pending_new += result.added
         return result
 
-    def take_pending(self) -> list[str]:
-        """The objects added since the last proposal (and forget them): for a host that runs the
-        proposal itself (:func:`long_edge_pairs`, the proposer outside its lock, :func:`add_long_edges`)."""
-        pending, self._pending_new = self._pending_new, []
-        return pending
-
-    def propose_pending(self) -> list[SceneEdge]:
-        """One batched long-edge proposal for every object added since the last call."""
-        pending = self.take_pending()
-        if self.proposer is None or not pending:
+    def propose_pending(self, lock: AbstractContextManager[Any] | None = None) -> list[SceneEdge]:
+        """One batched long-edge proposal for every object added since the last call; the kept
+        edges. A host that shares the graph between threads passes its ``lock``: it is held to
+        collect the pairs and to add the edges, not while the model thinks."""
+        guard = lock if lock is not None else nullcontext()
+        with guard:
+            pending, self._pending_new = self._pending_new, []
+            pairs = long_edge_pairs(self.graph, pending) if self.proposer is not None else []
+        if self.proposer is None or not pairs:
             return []
-        return propose_long_edges(
-            self.graph,
-            pending,
-            self.proposer,
-            self.is_unobstructed,
-            self.params.relations,
-            self.long_edge_stats,
-        )
+        proposals = self.proposer.propose(edge_proposal_prompt(pairs), pairs)
+        with guard:
+            kept = add_long_edges(self.graph, pairs, proposals, self.is_unobstructed, self.params.relations)
+            self.long_edge_stats.record(len(pairs), len(proposals), len(kept))
+        return kept

@@ -248,29 +248,6 @@ def add_long_edges(
     return kept
 
 
-def propose_long_edges(
-    graph: SceneGraph,
-    new_ids: Sequence[str],
-    proposer: EdgeProposer,
-    is_unobstructed: ObstructionCheck | None,
-    params: RelationParams,
-    stats: LongEdgeStats,
-) -> list[SceneEdge]:
-    """One proposer call for all (new x (new and old)) object pairs; add and return the kept edges.
-
-    Without an obstruction check (no occupancy map yet) proposals are kept only by the
-    same-room and wall-parallel rules. A host that must not hold its graph lock during the
-    call uses :func:`long_edge_pairs`, the proposer and :func:`add_long_edges` itself.
-    """
-    pairs = long_edge_pairs(graph, new_ids)
-    if not pairs:
-        return []
-    proposals = proposer.propose(edge_proposal_prompt(pairs), pairs)
-    kept = add_long_edges(graph, pairs, proposals, is_unobstructed, params)
-    stats.record(len(pairs), len(proposals), len(kept))
-    return kept
-
-
 def _parallel_to_wall(a: Vec3, b: Vec3, params: RelationParams) -> bool:
     angle = math.degrees(math.atan2(abs(b[1] - a[1]), abs(b[0] - a[0])))
     return min(angle, 90.0 - angle) <= params.max_wall_angle_deg

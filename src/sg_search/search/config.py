@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from sg_search.search.loop import SearchParams
 from sg_search.search.verification import CredibilityParams
@@ -31,11 +33,6 @@ class ReasonerNodeConfig:
     executor_wait_s: float = 0.5
     execute_timeout_s: float = 300.0
     graph_wait_s: float = 5.0
-    room_influence: float = 0.3
-    utility_margin: float = 0.1
-    room_default: float = 0.7
-    frontier_default: float = 0.6
-    frontier_radius_m: float = 3.0
     llm_fallback: str = "scout"
     llm_base_url: str = ""
     llm_model: str = ""
@@ -51,21 +48,14 @@ class ReasonerNodeConfig:
     base_frame: str = "base_link"
     kept_frames: int = 16
 
-    def reasoner_params(self) -> dict[str, float | int | str]:
-        """What :func:`create_reasoner` gets: the seed, the utility reasoners' constants, and
-        the LLM reasoners' client parameters and fallback."""
-        params: dict[str, float | int | str] = {
-            "seed": self.seed,
-            "room_influence": self.room_influence,
-            "margin": self.utility_margin,
-            "room_default": self.room_default,
-            "frontier_default": self.frontier_default,
-            "frontier_radius_m": self.frontier_radius_m,
-            "fallback": self.llm_fallback,
-        }
+    def reasoner_params(self, section: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """What :func:`create_reasoner` gets: the shared values (seed, fallback, the LLM
+        client's ``llm_*``) and the reasoner's own ``section`` over them."""
+        params: dict[str, Any] = {"seed": self.seed, "fallback": self.llm_fallback}
         params.update(
             {k: v for k, v in self.__dict__.items() if k.startswith("llm_") and k != "llm_fallback"}
         )
+        params.update(section or {})
         return params
 
     def search_params(self, max_steps: int = 0, timeout_s: float = 0.0) -> SearchParams:
@@ -118,3 +108,14 @@ class ExecutorNodeConfig:
             raise ValueError(
                 f"affordance_executor manipulation must be 'sim' or 'hsr', got {self.manipulation!r}"
             )
+
+
+def reasoner_sections(params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The reasoners' own sections of the reasoner's flattened parameters
+    (``"scout.margin": 0.1`` -> ``{"scout": {"margin": 0.1}}``)."""
+    sections: dict[str, dict[str, Any]] = {}
+    for key, value in params.items():
+        name, dot, field = key.partition(".")
+        if dot:
+            sections.setdefault(name, {})[field] = value
+    return sections

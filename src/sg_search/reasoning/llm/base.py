@@ -16,13 +16,21 @@ from __future__ import annotations
 
 import abc
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from sg_search.config import from_params
 from sg_search.llm import ChatClient, LlmConfig, LlmCounters, LlmError
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_candidates
 
 FAR = 1e9
+
+
+@dataclass(frozen=True)
+class LlmReasonerParams:
+    """Every LLM reasoner's section: ``max_listed`` candidates per prompt at most."""
+
+    max_listed: int = 30
 
 
 class LlmReasoner(Reasoner):
@@ -33,7 +41,7 @@ class LlmReasoner(Reasoner):
         self.params = dict(params)
         self.client = ChatClient(LlmConfig.from_params(params))
         self.fallback_name = str(params.get("fallback", "scout"))
-        self.max_listed = int(params.get("max_listed", 30))
+        self.max_listed = from_params(LlmReasonerParams, params, source=name).max_listed
         self.query = ""
         self.decisions = 0
         self.fallbacks = 0

@@ -12,13 +12,23 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from sg_search.config import from_params
 from sg_search.llm import render
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput, SkillAffordance
-from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
+from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
 from sg_search.reasoning.llm.text import candidate_line, candidate_lines, candidate_text, label
+from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import Layer, NodeState, SceneGraph
+
+
+@dataclass(frozen=True)
+class MomaLlmParams(LlmReasonerParams):
+    """``moma_llm`` section: past actions kept in the prompt."""
+
+    history: int = 30
 
 
 class MomaLlmReasoner(LlmReasoner):
@@ -26,7 +36,7 @@ class MomaLlmReasoner(LlmReasoner):
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__("moma-llm", params)
-        self.history_length = int(params.get("history", 30))
+        self.history_length = from_params(MomaLlmParams, params, source="moma-llm").history
         self.actions: list[str] = []
 
     def _reset_memory(self) -> None:
@@ -130,9 +140,11 @@ def _scene_by_room(graph: SceneGraph, limit: int) -> str:
     return "\n".join(lines) or "nothing yet"
 
 
+@takes_params(MomaLlmParams)
 def create_moma_llm(params: Mapping[str, Any]) -> MomaLlmReasoner:
     return MomaLlmReasoner(params)
 
 
+@takes_params(LlmReasonerParams)
 def create_godhs(params: Mapping[str, Any]) -> GodhsReasoner:
     return GodhsReasoner(params)

@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from sg_search.config import from_params
 from sg_search.llm import LlmError, render, user_message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
-from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
+from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
 from sg_search.reasoning.llm.text import (
     candidate_line,
     label,
@@ -37,7 +39,16 @@ from sg_search.reasoning.llm.text import (
     objects_near,
     room_name,
 )
+from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import SceneGraph, SceneNode
+
+
+@dataclass(frozen=True)
+class MsgNavParams(LlmReasonerParams):
+    """``msgnav`` section: key objects chosen per decision, images attached at most."""
+
+    key_objects: int = 5
+    max_images: int = 3
 
 
 class MsgNavReasoner(LlmReasoner):
@@ -45,8 +56,9 @@ class MsgNavReasoner(LlmReasoner):
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__("msgnav", params)
-        self.key_objects = int(params.get("key_objects", 5))
-        self.max_images = int(params.get("max_images", 3))
+        p = from_params(MsgNavParams, params, source="msgnav")
+        self.key_objects = p.key_objects
+        self.max_images = p.max_images
         self.memory: list[str] = []
         self.chosen: list[str] = []
         self.vocabulary: list[str] = []
@@ -221,5 +233,6 @@ def _pair_frames(key: list[SceneNode], images: Mapping[int, Any], limit: int) ->
     return [np.asarray(images[f]) for f in sorted(set(shared), reverse=True)[:limit]]
 
 
+@takes_params(MsgNavParams)
 def create_msgnav(params: Mapping[str, Any]) -> MsgNavReasoner:
     return MsgNavReasoner(params)

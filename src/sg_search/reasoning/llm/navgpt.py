@@ -19,13 +19,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
+from sg_search.config import from_params
 from sg_search.llm import LlmError, render
 from sg_search.llm.client import Message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
-from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
+from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
 from sg_search.reasoning.llm.text import candidate_lines, label, objects_near, robot_room
+from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import SceneGraph
 from sg_search.scene_graph.model import Vec3
 
@@ -33,13 +36,23 @@ _ACTION = re.compile(r"Action Input:\s*[\"'`]?([\w\-./:]+)", re.I)
 _THOUGHT = re.compile(r"Thought:\s*(.*?)(?:\n\s*Action:|\n\s*Final Answer:|$)", re.S | re.I)
 
 
+@dataclass(frozen=True)
+class NavGptParams(LlmReasonerParams):
+    """``navgpt`` section: objects within ``observe_radius_m`` [m] are "seen"; the last
+    ``full_history`` steps are told in full."""
+
+    observe_radius_m: float = 3.0
+    full_history: int = 3
+
+
 class NavGptReasoner(LlmReasoner):
     """See the module docstring."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__("navgpt", params)
-        self.observe_radius_m = float(params.get("observe_radius_m", 3.0))
-        self.full_history = int(params.get("full_history", 3))
+        p = from_params(NavGptParams, params, source="navgpt")
+        self.observe_radius_m = p.observe_radius_m
+        self.full_history = p.full_history
         self.history: list[tuple[str, str, str]] = []  # (where, thought, action)
 
     def _reset_memory(self) -> None:
@@ -117,5 +130,6 @@ class NavGptReasoner(LlmReasoner):
         return "\n".join(lines)
 
 
+@takes_params(NavGptParams)
 def create_navgpt(params: Mapping[str, Any]) -> NavGptReasoner:
     return NavGptReasoner(params)

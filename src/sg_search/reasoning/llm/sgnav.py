@@ -24,13 +24,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
+from sg_search.config import from_params
 from sg_search.llm import LlmBudgetExceeded, LlmError, render
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
-from sg_search.reasoning.llm.base import LlmReasoner
+from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams
 from sg_search.reasoning.llm.text import label, neighbours, room_name
+from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import Layer, SceneGraph, SceneNode
 
 
@@ -49,15 +51,27 @@ def subgraph_text(graph: SceneGraph, node: SceneNode) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class SgNavParams(LlmReasonerParams):
+    """``sgnav`` section: subgraphs scored per request and at most per decision; distances [m]
+    clipped below at ``min_distance_m``; ``unknown_distance_m`` for nodes the map cannot reach."""
+
+    subgraphs_per_request: int = 8
+    min_distance_m: float = 0.5
+    unknown_distance_m: float = 10.0
+    max_subgraphs: int = 40
+
+
 class SgNavReasoner(LlmReasoner):
     """See the module docstring."""
 
     def __init__(self, params: Mapping[str, Any]) -> None:
         super().__init__("sgnav", params)
-        self.subgraphs_per_request = int(params.get("subgraphs_per_request", 8))
-        self.min_distance_m = float(params.get("min_distance_m", 0.5))
-        self.unknown_distance_m = float(params.get("unknown_distance_m", 10.0))
-        self.max_subgraphs = int(params.get("max_subgraphs", 40))
+        p = from_params(SgNavParams, params, source="sgnav")
+        self.subgraphs_per_request = p.subgraphs_per_request
+        self.min_distance_m = p.min_distance_m
+        self.unknown_distance_m = p.unknown_distance_m
+        self.max_subgraphs = p.max_subgraphs
         self.calls_per_decision: list[int] = []
         self.naive_calls_per_decision: list[int] = []
         self._scores: dict[str, tuple[float, str]] = {}  # subgraph text -> (P_sub, reason)
@@ -202,5 +216,6 @@ def _check(count: int) -> Callable[[dict[str, Any]], str | None]:
     return check
 
 
+@takes_params(SgNavParams)
 def create_sgnav(params: Mapping[str, Any]) -> SgNavReasoner:
     return SgNavReasoner(params)

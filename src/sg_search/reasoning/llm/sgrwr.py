@@ -25,11 +25,13 @@ from typing import Any
 
 import networkx as nx
 
+from sg_search.config import from_params
 from sg_search.llm import ChatClient, LlmError, render
 from sg_search.llm.client import Message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
-from sg_search.reasoning.llm.base import LlmReasoner, ranked_with_choice
+from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
 from sg_search.reasoning.llm.text import candidate_lines, label, robot_room
+from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import EdgeKind, SceneGraph
 from sg_search.scene_graph.sandbox import SandboxLimits, SandboxResult, run_graph_code
 from sg_search.scene_graph.schema import schema_text
@@ -38,6 +40,16 @@ CodeRunner = Callable[[str, SceneGraph], SandboxResult]
 AnswerCheck = Callable[[str], str | None]
 _ASSUME = re.compile(r"\bassum(e|es|ed|ing|ption)\b", re.I)
 _CODE = re.compile(r"```(?:python)?\s*\n(.*?)```", re.S)
+
+
+@dataclass(frozen=True)
+class SgRwrParams(LlmReasonerParams):
+    """``sgrwr`` section: the local sandbox's time limit [s] (the node uses the graph server's),
+    Reasoner/Retriever turns and code-repair rounds at most."""
+
+    sandbox_time_s: float = 5.0
+    max_turns: int = 6
+    max_debug: int = 2
 
 
 @dataclass
@@ -165,12 +177,12 @@ class SgRwrReasoner(LlmReasoner):
         """``params["run_code"]`` may name the :data:`CodeRunner` to use (the reasoner node
         passes the scene-graph server's ``scene_graph/run_code``); else a local sandbox."""
         super().__init__("sgrwr", params)
-        limits = SandboxLimits(time_s=float(params.get("sandbox_time_s", 5.0)))
+        p = from_params(SgRwrParams, params, source="sgrwr")
         self.agent = SgRwrAgent(
             self.client,
-            params.get("run_code") or local_runner(limits),
-            int(params.get("max_turns", 6)),
-            int(params.get("max_debug", 2)),
+            params.get("run_code") or local_runner(SandboxLimits(time_s=p.sandbox_time_s)),
+            p.max_turns,
+            p.max_debug,
         )
 
     def _decide(self, observation: ReasonerInput, candidates: list[Candidate]) -> Decision:
@@ -202,5 +214,6 @@ def ask(
     return agent.solve(render("sgrwr_question_task", question=question), graph)
 
 
+@takes_params(SgRwrParams)
 def create_sgrwr(params: Mapping[str, Any]) -> SgRwrReasoner:
     return SgRwrReasoner(params)

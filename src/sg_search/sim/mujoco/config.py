@@ -18,8 +18,8 @@ class SimBridgeConfig:
     target_query: str = ""
     target_relation: str = ""
     target_holder: str = ""
-    width: int = 640
-    height: int = 480
+    width: int = 320
+    height: int = 240
     fovy_deg: float = 60.0
     camera_height_m: float = 0.9
     camera_tilt_rad: float = 0.25

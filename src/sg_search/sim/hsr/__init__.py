@@ -1,0 +1,1 @@
+"""A test double of the Toyota HSR (kinematics, joints, containers with handles)."""

@@ -3,8 +3,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from sg_search.bench.common import BenchOptions, BenchReport
 from sg_search.bench.graph import _run_size
+from sg_search.bench.harness import BenchOptions, BenchReport
 
 
 def test_small_graph_run_reports_batched_llm_calls_and_exact_snapshots() -> None:

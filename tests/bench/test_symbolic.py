@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from sg_search.bench.common import BenchOptions
+from sg_search.bench.harness import BenchOptions
 from sg_search.bench.symbolic import run, run_episode
 from sg_search.sim.episodes import make_episodes
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 from box_room import INTRINSICS, camera_pose, render_box_room
 
-from sg_search.mapping.frontiers import FrontierExtractor
+from sg_search.mapping.frontier_extraction import FrontierExtractor
 from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import FREE, OCCUPIED, UNKNOWN, OccupancyMap
 from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable

@@ -8,7 +8,7 @@ import pytest
 from sg_search.mapping.grid import GridSpec
 from sg_search.perception.detection import RgbdImage
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
-from sg_search.perception.rooms import name_rooms, room_match_fraction, segment_rooms
+from sg_search.perception.room_segmentation import name_rooms, room_match_fraction, segment_rooms
 
 
 def _image() -> RgbdImage:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sg_search.bench.common import BenchOptions
+from sg_search.bench.harness import BenchOptions
 from sg_search.bench.symbolic import run
 from sg_search.cli import main
 

@@ -4,7 +4,7 @@ import pytest
 
 from sg_search.reasoning import SkillAffordance, actionable_candidates
 from sg_search.scene_graph import Layer, SceneGraph
-from sg_search.scene_graph.frontiers import FrontierObservation, integrate_frontiers
+from sg_search.scene_graph.frontier_nodes import FrontierObservation, integrate_frontiers
 from sg_search.scene_graph.invariants import check_invariants
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from sg_search.mapping.grid import GridSpec
-from sg_search.perception.rooms import RoomSegmentation
+from sg_search.perception.room_segmentation import RoomSegmentation
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
-from sg_search.scene_graph.rooms import RoomTracker
+from sg_search.scene_graph.room_layer import RoomTracker
 
 SPEC = GridSpec(0.1, 100, 40, 0.0, 0.0)  # 10 m x 4 m
 

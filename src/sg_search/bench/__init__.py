@@ -4,6 +4,6 @@ Every benchmark takes the same options (:class:`BenchOptions`) and returns a
 :class:`BenchReport`; the CLI prints its table and writes ``--json``.
 """
 
-from sg_search.bench.common import BenchOptions, BenchReport, available_benchmarks, run_benchmark
+from sg_search.bench.harness import BenchOptions, BenchReport, available_benchmarks, run_benchmark
 
 __all__ = ["BenchOptions", "BenchReport", "available_benchmarks", "run_benchmark"]

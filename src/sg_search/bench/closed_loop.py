@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
 from sg_search.bench.embodied_world import EmbodiedEpisode, StackConfig
+from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
 from sg_search.reasoning import Reasoner, create_reasoner
 from sg_search.search import SearchOutcome, Verifier, run_search
 from sg_search.sim.episodes import Episode, make_episodes

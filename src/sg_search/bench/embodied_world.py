@@ -40,7 +40,7 @@ from sg_search.reasoning.registry import section_key
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
-from sg_search.scene_graph.frontiers import FrontierObservation
+from sg_search.scene_graph.frontier_nodes import FrontierObservation
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult

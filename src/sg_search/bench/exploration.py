@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 from scipy import ndimage
 
-from sg_search.bench.common import BenchOptions, BenchReport
 from sg_search.bench.embodied_world import StackConfig
+from sg_search.bench.harness import BenchOptions, BenchReport
 from sg_search.bench.sim_robot import SimRobot
 from sg_search.mapping.occupancy import FREE
 from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes, summarise
+from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes, summarise
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.scene_graph.builder import BuilderParams, SceneGraphBuilder
 from sg_search.scene_graph.groups import load_related_pairs

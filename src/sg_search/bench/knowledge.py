@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport
+from sg_search.bench.harness import BenchOptions, BenchReport
 from sg_search.sim.bddl_scenes import load_house, scene_names
 from sg_search.sim.episodes import activity_half
 from sg_search.sim.placements import all_placements, categories_by_synset, synset_words

@@ -11,7 +11,7 @@ category matches. Precision = correct / instances; recall = visible objects with
 instance / visible objects; duplicates = visible objects with more than one instance /
 objects found. Centroid error: instance centroid against the centroid of every voxel of the
 object any frame showed (what could be seen, not the hidden back of a sofa).
-Rooms: the explorer's map, free cells segmented (:mod:`sg_search.perception.rooms`) and
+Rooms: the explorer's map, free cells segmented (:mod:`sg_search.perception.room_segmentation`) and
 named from the clean instances, against the layout's rooms (type accuracy over all regions,
 and over the regions that got a name, i.e. held objects or looked like a corridor).
 A top-down figure per house, ``perception_<scene>.png`` in the working directory.
@@ -30,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
 from sg_search.bench.exploration import TILT, explore, explorer_for
+from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
 from sg_search.bench.perception_plot import plot_house
 from sg_search.bench.sim_robot import SimRobot
 from sg_search.mapping.occupancy import FREE
@@ -41,7 +41,12 @@ from sg_search.perception.cloud import key_centres, voxel_keys
 from sg_search.perception.detection import RgbdImage
 from sg_search.perception.fusion import InstanceMap
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
-from sg_search.perception.rooms import RoomSegmentation, name_rooms, room_match_fraction, segment_rooms
+from sg_search.perception.room_segmentation import (
+    RoomSegmentation,
+    name_rooms,
+    room_match_fraction,
+    segment_rooms,
+)
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.mujoco.scene import episode_world, nearest_free
 from sg_search.sim.mujoco.world import CameraConfig, Frame, SimWorld

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from sg_search.perception.fusion import Instance
-from sg_search.perception.rooms import RoomSegmentation
+from sg_search.perception.room_segmentation import RoomSegmentation
 from sg_search.sim.layout import HouseLayout
 
 

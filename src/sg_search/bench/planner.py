@@ -25,10 +25,10 @@ import networkx as nx
 import numpy as np
 from scipy.spatial import cKDTree
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes, summarise
+from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes, summarise
 from sg_search.geometry import Transform
 from sg_search.geometry.transforms import quat_from_matrix, quat_from_yaw, quat_multiply
-from sg_search.mapping.frontiers import FrontierExtractor
+from sg_search.mapping.frontier_extraction import FrontierExtractor
 from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import FREE, OCCUPIED, CameraIntrinsics, OccupancyMap
 from sg_search.planning.geodesic import DistanceField, PlannerParams, dijkstra_field, traversable

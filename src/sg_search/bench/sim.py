@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport
+from sg_search.bench.harness import BenchOptions, BenchReport
 from sg_search.sim.bddl_scenes import furniture_specs, load_house, scene_names
 from sg_search.sim.episodes import make_episodes
 from sg_search.sim.layout import layout_house

@@ -18,7 +18,7 @@ import numpy as np
 
 from sg_search.geometry import Pose2D, Transform
 from sg_search.geometry.transforms import quat_from_matrix
-from sg_search.mapping.frontiers import FrontierExtractor, FrontierSegment
+from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment
 from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams

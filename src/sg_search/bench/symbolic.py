@@ -26,7 +26,7 @@ from typing import Any
 import networkx as nx
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes
+from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
 from sg_search.geometry import Pose2D
 from sg_search.reasoning import (
     Candidate,

@@ -31,7 +31,7 @@ from sg_search.scene_graph import (
     SceneEdge,
     SceneNode,
 )
-from sg_search.scene_graph.frontiers import FrontierObservation
+from sg_search.scene_graph.frontier_nodes import FrontierObservation
 from sg_search.scene_graph.model import Vec3
 from sg_search.scene_graph.observations import ObjectInstance
 

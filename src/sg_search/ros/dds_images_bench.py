@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from sg_search.bench.common import BenchOptions, BenchReport, map_episodes, summarise
+from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes, summarise
 
 DURATION_S = 5.0
 RATE_HZ = 30.0

@@ -27,7 +27,7 @@ from sg_search_interfaces.msg import Frontier, FrontierArray
 from sg_search_interfaces.srv import GetGeodesicDistances, GetSceneGraph
 
 from sg_search.geometry import Pose2D, TransformError, yaw_from_quat
-from sg_search.mapping.frontiers import FrontierExtractor, FrontierSegment
+from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment
 from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.follower import Command

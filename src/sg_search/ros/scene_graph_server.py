@@ -49,7 +49,7 @@ from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.prior import load_prior
 from sg_search.scene_graph.query import find_nodes
-from sg_search.scene_graph.rooms import MapRooms, graph_objects
+from sg_search.scene_graph.room_layer import MapRooms, graph_objects
 from sg_search.scene_graph.sandbox import SandboxLimits, run_graph_code
 from sg_search.scene_graph.schema import schema_yaml
 from sg_search.scene_graph.serialization import load_snapshot, save_snapshot

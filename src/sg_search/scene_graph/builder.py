@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
-from sg_search.scene_graph.frontiers import FrontierObservation, integrate_frontiers
+from sg_search.scene_graph.frontier_nodes import FrontierObservation, integrate_frontiers
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.groups import RelatedPairs, update_groups
 from sg_search.scene_graph.model import EdgeKey, Layer, SceneEdge, SceneNode, Vec3

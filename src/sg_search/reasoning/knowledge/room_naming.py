@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
 from sg_search.reasoning.knowledge.model import KnowledgeModel
-from sg_search.scene_graph.rooms import MapRooms
+from sg_search.scene_graph.room_layer import MapRooms
 
 
 def knowledge_map_rooms(knowledge: KnowledgeModel | None = None) -> MapRooms:

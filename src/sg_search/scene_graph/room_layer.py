@@ -18,7 +18,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sg_search.mapping.grid import GridSpec
-from sg_search.perception.rooms import RoomSegmentation, RoomSegmentationParams, name_rooms, segment_rooms
+from sg_search.perception.room_segmentation import (
+    RoomSegmentation,
+    RoomSegmentationParams,
+    name_rooms,
+    segment_rooms,
+)
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import Affordance, Box3D, Layer, NodeState, SceneNode
 from sg_search.scene_graph.prior import BUILDING_ID, ROOT_ID

@@ -27,7 +27,6 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import replace
 
 import numpy as np
@@ -49,29 +48,14 @@ from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.skills.config import HsrDriverConfig
-from sg_search.skills.motions import (
-    MotionError,
-    OpeningMotion,
-    base_pose_for_hand,
-    base_twist_towards,
-    head_angles,
-    hinge_position,
-    load_motions,
-    pull_hand_target,
+from sg_search.skills.motions import MotionError, OpeningMotion, load_motions
+from sg_search.skills.opening import (
+    GRIPPER_JOINT,
+    HEAD_JOINTS,
+    HsrSkills,
+    SkillAbort,
+    SkillError,
 )
-
-HEAD_JOINTS = ("head_pan_joint", "head_tilt_joint")
-ARM_JOINTS = ("arm_lift_joint", "arm_flex_joint", "arm_roll_joint", "wrist_flex_joint", "wrist_roll_joint")
-GRIPPER_JOINT = "hand_motor_joint"
-
-
-class SkillAbort(Exception):
-    """A skill stops early; ``code`` is the action's error code (LookAt numbers its codes like
-    OpenContainer), ``step`` where it stopped."""
-
-    def __init__(self, code: int, step: str, message: str) -> None:
-        super().__init__(message)
-        self.code, self.step = code, step
 
 
 def _yaw(q: object) -> float:
@@ -150,85 +134,49 @@ class HsrDriver(Node):
             self._base.publish(Twist())
             self.get_logger().warn("cmd_vel went quiet: base stopped (dead-man)", throttle_duration_sec=5.0)
 
-    # ------------------------------------------------------------------ primitives
-    def _send(
-        self, publisher: object, names: tuple[str, ...], positions: tuple[float, ...], seconds: float
-    ) -> None:
+    # ------------------------------------------------------------------ the hardware (HsrHardware)
+    def base_pose(self) -> tuple[float, float, float] | None:
+        """The base in ``odom`` from odometry."""
+        return self.pose
+
+    def joint_positions(self) -> dict[str, float]:
+        """The latest joint positions."""
+        return dict(self.joints)
+
+    def command_base(self, vx: float, vy: float, wz: float) -> None:
+        """Omni-base velocity in the base frame."""
+        twist = Twist()
+        twist.linear.x, twist.linear.y, twist.angular.z = vx, vy, wz
+        self._base.publish(twist)
+
+    def command_joints(self, names: tuple[str, ...], positions: tuple[float, ...], seconds: float) -> None:
+        """One trajectory point on the controller that owns ``names``."""
+        publisher = (
+            self._head
+            if names[0] in HEAD_JOINTS
+            else self._gripper
+            if names == (GRIPPER_JOINT,)
+            else self._arm
+        )
         point = JointTrajectoryPoint(
             positions=list(positions), time_from_start=Duration(seconds=seconds).to_msg()
         )
-        publisher.publish(JointTrajectory(joint_names=list(names), points=[point]))  # type: ignore[attr-defined]
+        publisher.publish(JointTrajectory(joint_names=list(names), points=[point]))
 
-    def _wait(self, handle: ServerGoalHandle, step: str, timeout: float, done: Callable[[], bool]) -> None:
-        """Tick until ``done``; SkillAbort on cancel, emergency stop or timeout."""
-        deadline = time.monotonic() + timeout
-        period = 1.0 / self.config.control_rate_hz
-        while not done():
-            self._check(handle, step)
-            if time.monotonic() > deadline:
-                raise SkillAbort(
-                    OpenContainer.Result.TIMEOUT, step, f"{step} did not finish within {timeout:.1f} s"
-                )
-            time.sleep(period)
+    def _skills(self, handle: ServerGoalHandle) -> HsrSkills:
+        def interrupt() -> SkillError | None:
+            if self.estop:
+                return SkillError.EMERGENCY_STOP
+            return SkillError.CANCELED if handle.is_cancel_requested else None
 
-    def _check(self, handle: ServerGoalHandle, step: str) -> None:
-        if self.estop:
-            raise SkillAbort(OpenContainer.Result.EMERGENCY_STOP, step, "emergency stop")
-        if handle.is_cancel_requested:
-            raise SkillAbort(OpenContainer.Result.CANCELED, step, "canceled")
-
-    def _joints_at(self, targets: dict[str, float]) -> Callable[[], bool]:
-        tol = self.config.joint_tolerance
-        return lambda: all(abs(self.joints.get(n, math.inf) - v) <= tol for n, v in targets.items())
-
-    def _drive_to(
-        self,
-        handle: ServerGoalHandle,
-        step: str,
-        goal: tuple[float, float, float],
-        timeout: float,
-        through: bool = False,
-    ) -> None:
-        """Drive the omni base to ``goal`` (odom frame) and stop there; ``through``: a waypoint
-        passed within three times the tolerances, without stopping."""
-        c = self.config
-        scale = 3.0 if through else 1.0
-        deadline = time.monotonic() + timeout
-        period = 1.0 / c.control_rate_hz
-        try:
-            while True:
-                self._check(handle, step)
-                pose = self.pose
-                if pose is None:
-                    raise SkillAbort(OpenContainer.Result.TRANSFORM_FAILED, step, "no odometry")
-                if (
-                    math.dist(pose[:2], goal[:2]) <= c.position_tolerance_m * scale
-                    and abs(math.remainder(goal[2] - pose[2], math.tau)) <= c.heading_tolerance_rad * scale
-                ):
-                    break
-                if time.monotonic() > deadline:
-                    raise SkillAbort(
-                        OpenContainer.Result.TIMEOUT, step,
-                        f"{step}: base still {math.dist(pose[:2], goal[:2]):.2f} m from its goal "
-                        f"after {timeout:.1f} s",
-                    )  # fmt: skip
-                vx, vy, wz = base_twist_towards(pose, goal, c.max_linear_mps, c.max_angular_rps)
-                twist = Twist()
-                twist.linear.x, twist.linear.y, twist.angular.z = vx, vy, wz
-                self._base.publish(twist)
-                time.sleep(period)
-        except BaseException:
-            self._base.publish(Twist())
-            raise
-        if not through:
-            self._base.publish(Twist())
+        return HsrSkills(_Hardware(self), self.config, interrupt)
 
     def _to_odom(self, frame: str) -> Transform:
         try:
             return wait_for_transform(self.tf, self.config.odom_frame, frame, None, self.config.tf_timeout_s)
         except TransformError as exc:
             raise SkillAbort(
-                OpenContainer.Result.TRANSFORM_FAILED, "look", f"no transform to {frame!r}: {exc}"
+                SkillError.TRANSFORM_FAILED, "look", f"no transform to {frame!r}: {exc}"
             ) from None
 
     # ------------------------------------------------------------------ look_at
@@ -240,35 +188,14 @@ class HsrDriver(Node):
                 point = self._to_odom(target.header.frame_id or self.config.odom_frame).apply(
                     np.array([[target.point.x, target.point.y, target.point.z]])
                 )[0]
-                pan, tilt = self._aim_head(handle, (float(point[0]), float(point[1]), float(point[2])))
-                result.pan, result.tilt = pan, tilt
+                result.pan, result.tilt = self._skills(handle).look_at(
+                    (float(point[0]), float(point[1]), float(point[2]))
+                )
                 handle.succeed()
             except SkillAbort as abort:
-                result.error_code, result.error_msg = abort.code, str(abort)
-                handle.canceled() if abort.code == LookAt.Result.CANCELED else handle.abort()
+                result.error_code, result.error_msg = int(abort.code), str(abort)
+                handle.canceled() if abort.code == SkillError.CANCELED else handle.abort()
         return result
-
-    def _aim_head(
-        self, handle: ServerGoalHandle, point_odom: tuple[float, float, float]
-    ) -> tuple[float, float]:
-        if self.pose is None:
-            raise SkillAbort(OpenContainer.Result.TRANSFORM_FAILED, "look", "no odometry")
-        x, y, yaw = self.pose
-        dx, dy = point_odom[0] - x, point_odom[1] - y
-        local = (
-            math.cos(yaw) * dx + math.sin(yaw) * dy,
-            -math.sin(yaw) * dx + math.cos(yaw) * dy,
-            point_odom[2],
-        )
-        pan, tilt = head_angles(local, (0.0, 0.0, self.config.head_height_m))
-        self._send(self._head, HEAD_JOINTS, (pan, tilt), 1.0)
-        self._wait(
-            handle,
-            "look",
-            self.config.head_timeout_s,
-            self._joints_at(dict(zip(HEAD_JOINTS, (pan, tilt), strict=True))),
-        )
-        return pan, tilt
 
     # ------------------------------------------------------------------ open_container
     def _motion_for(self, goal: OpenContainer.Goal) -> OpeningMotion:
@@ -279,7 +206,7 @@ class HsrDriver(Node):
             if goal.hinge_side:
                 motion = replace(motion, hinge_side=int(goal.hinge_side))
         except MotionError as exc:
-            raise SkillAbort(OpenContainer.Result.INVALID_GOAL, "", str(exc)) from None
+            raise SkillAbort(SkillError.INVALID_GOAL, "", str(exc)) from None
         return motion
 
     def _open_container(self, handle: ServerGoalHandle) -> OpenContainer.Result:
@@ -291,8 +218,6 @@ class HsrDriver(Node):
             handle.publish_feedback(feedback)
 
         with self._skill:
-            holding = False
-            opening: tuple[tuple[float, float, float], float, OpeningMotion] | None = None
             try:
                 goal = handle.request
                 motion = self._motion_for(goal)
@@ -304,132 +229,41 @@ class HsrDriver(Node):
                 )
                 yaw = math.atan2(front[1] - centre[1], front[0] - centre[0])
                 handle_xyz = (float(centre[0]), float(centre[1]), float(centre[2]))
-                self._validate(handle_xyz)
-                opening = (handle_xyz, yaw, motion)
-                report("look", 0.0)
-                self._aim_head(handle, handle_xyz)
-                report("pre_grasp", 0.0)
-                c = self.config
-                lift = min(max(handle_xyz[2] - c.hand_height_at_zero_lift_m, 0.0), c.arm_lift_max_m)
-                arm = (lift, -math.pi / 2, 0.0, 0.0, 0.0)  # hand forward, horizontal
-                self._send(self._arm, ARM_JOINTS, arm, 2.0)
-                self._send(self._gripper, (GRIPPER_JOINT,), (c.gripper_open,), 1.0)
-                self._wait(
-                    handle,
-                    "pre_grasp",
-                    c.arm_timeout_s,
-                    self._joints_at({ARM_JOINTS[0]: lift, GRIPPER_JOINT: c.gripper_open}),
-                )
-                standoff = (
-                    handle_xyz[0] + motion.approach_m * math.cos(yaw),
-                    handle_xyz[1] + motion.approach_m * math.sin(yaw),
-                )
-                self._drive_to(
-                    handle, "pre_grasp", base_pose_for_hand(standoff, yaw, c.hand_reach_m), c.base_timeout_s
-                )
-                report("approach", 0.0)
-                self._drive_to(
-                    handle,
-                    "approach",
-                    base_pose_for_hand(handle_xyz[:2], yaw, c.hand_reach_m),
-                    c.base_timeout_s,
-                )
-                report("grasp", 0.0)
-                self._send(self._gripper, (GRIPPER_JOINT,), (c.gripper_closed,), 1.0)
-                holding = True
-                self._wait(handle, "grasp", c.grasp_timeout_s, self._gripper_settled())
-                if self.joints.get(GRIPPER_JOINT, c.gripper_closed) < c.grasp_min_width:
-                    raise SkillAbort(
-                        OpenContainer.Result.GRASP_FAILED, "grasp", "the gripper closed on nothing"
-                    )
-                deadline = time.monotonic() + c.pull_timeout_s
-                for k in range(1, c.pull_waypoints + 1):
-                    hand, front_yaw = pull_hand_target(handle_xyz, yaw, motion, k / c.pull_waypoints)
-                    remaining = deadline - time.monotonic()
-                    if remaining <= 0:
-                        raise SkillAbort(
-                            OpenContainer.Result.TIMEOUT,
-                            "pull",
-                            f"pull did not finish within {c.pull_timeout_s:.1f} s",
-                        )
-                    goal_pose = base_pose_for_hand(hand, front_yaw, c.hand_reach_m)
-                    self._drive_to(handle, "pull", goal_pose, remaining, through=k < c.pull_waypoints)
-                    report("pull", k / c.pull_waypoints)
-                    result.opened = float(self._opened(*opening))
-                report("release", 0.0)
-                self._release(handle)
-                holding = False
-                report("retreat", 0.0)
-                x, y, heading = self.pose or (0.0, 0.0, 0.0)
-                back = (x - c.retreat_m * math.cos(heading), y - c.retreat_m * math.sin(heading), heading)
-                self._drive_to(handle, "retreat", back, c.base_timeout_s)
+                result.opened = float(self._skills(handle).open(handle_xyz, yaw, motion, report))
                 handle.succeed()
             except SkillAbort as abort:
-                self._base.publish(Twist())
-                if holding and abort.code != OpenContainer.Result.EMERGENCY_STOP:
-                    self._send(self._gripper, (GRIPPER_JOINT,), (self.config.gripper_open,), 1.0)  # let go
-                result.error_code, result.error_msg, result.failed_step = abort.code, str(abort), abort.step
-                if opening is not None and holding:
-                    result.opened = float(self._opened(*opening))
+                self.command_base(0.0, 0.0, 0.0)
+                result.error_code, result.error_msg, result.failed_step = (
+                    int(abort.code),
+                    str(abort),
+                    abort.step,
+                )
+                result.opened = float(abort.opened)
                 self.get_logger().warn(f"open_container {handle.request.node_id!r}: {abort}")
-                handle.canceled() if abort.code == OpenContainer.Result.CANCELED else handle.abort()
+                handle.canceled() if abort.code == SkillError.CANCELED else handle.abort()
         return result
 
-    def _validate(self, handle_xyz: tuple[float, float, float]) -> None:
-        if self.pose is None:
-            raise SkillAbort(OpenContainer.Result.TRANSFORM_FAILED, "", "no odometry yet")
-        distance = math.dist(self.pose[:2], handle_xyz[:2])
-        if distance > self.config.max_handle_distance_m:
-            raise SkillAbort(
-                OpenContainer.Result.INVALID_GOAL, "",
-                f"the handle is {distance:.2f} m away (at most {self.config.max_handle_distance_m:.2f}): "
-                "navigate closer first",
-            )  # fmt: skip
-        top = self.config.hand_height_at_zero_lift_m + self.config.arm_lift_max_m
-        if not self.config.hand_height_at_zero_lift_m - 0.3 <= handle_xyz[2] <= top:
-            raise SkillAbort(
-                OpenContainer.Result.INVALID_GOAL,
-                "",
-                f"the handle at z = {handle_xyz[2]:.2f} m is out of the arm's reach",
-            )
 
-    def _gripper_settled(self, still_s: float = 0.3) -> Callable[[], bool]:
-        """A test for "the closing gripper stopped": fully closed, or not moving for
-        ``still_s`` seconds (stalled on something) below the open position."""
-        last: dict[str, float] = {"position": math.nan, "changed": time.monotonic()}
+class _Hardware:
+    """The driver node as :class:`~sg_search.skills.opening.HsrHardware` (wall clock)."""
 
-        def settled() -> bool:
-            now = self.joints.get(GRIPPER_JOINT, math.nan)
-            if not abs(now - last["position"]) < 1e-3:
-                last["position"], last["changed"] = now, time.monotonic()
-            if now <= self.config.gripper_closed + self.config.joint_tolerance:
-                return True
-            return time.monotonic() - last["changed"] >= still_s and now < self.config.gripper_open - 0.05
+    def __init__(self, node: HsrDriver) -> None:
+        self.node = node
 
-        return settled
+    def base_pose(self) -> tuple[float, float, float] | None:
+        return self.node.base_pose()
 
-    def _release(self, handle: ServerGoalHandle) -> None:
-        self._send(self._gripper, (GRIPPER_JOINT,), (self.config.gripper_open,), 1.0)
-        self._wait(
-            handle,
-            "release",
-            self.config.grasp_timeout_s,
-            self._joints_at({GRIPPER_JOINT: self.config.gripper_open}),
-        )
+    def joints(self) -> dict[str, float]:
+        return self.node.joint_positions()
 
-    def _opened(self, handle_xyz: tuple[float, float, float], yaw: float, motion: OpeningMotion) -> float:
-        """How far the hand has moved the handle: metres out (drawer) or radians (door)."""
-        if self.pose is None:
-            return 0.0
-        x, y, heading = self.pose
-        hand = (
-            x + self.config.hand_reach_m * math.cos(heading),
-            y + self.config.hand_reach_m * math.sin(heading),
-        )
-        if motion.opening == "drawer":
-            return max(
-                0.0, (hand[0] - handle_xyz[0]) * math.cos(yaw) + (hand[1] - handle_xyz[1]) * math.sin(yaw)
-            )
-        hx, hy = hinge_position(handle_xyz, yaw, motion)
-        start = math.atan2(handle_xyz[1] - hy, handle_xyz[0] - hx)
-        return abs(math.remainder(math.atan2(hand[1] - hy, hand[0] - hx) - start, math.tau))
+    def command_base(self, vx: float, vy: float, wz: float) -> None:
+        self.node.command_base(vx, vy, wz)
+
+    def command_joints(self, names: tuple[str, ...], positions: tuple[float, ...], seconds: float) -> None:
+        self.node.command_joints(names, positions, seconds)
+
+    def now(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)

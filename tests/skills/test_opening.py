@@ -1,0 +1,106 @@
+"""The HSR's opening sequence in the core, on the HSR test double's simulator in simulated
+time (no DDS): a drawer and a hinged door open; a missed grasp, a handle out of reach, a
+cancel and an emergency stop end with their codes and a stopped base."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sg_search.geometry import Pose2D
+from sg_search.sim.hsr.fake_hsr import FakeHsrModel, FakeHsrParams
+from sg_search.skills.config import HsrDriverConfig
+from sg_search.skills.motions import OpeningMotion
+from sg_search.skills.opening import HsrSkills, SkillAbort, SkillError
+
+DT = 0.02  # [s] simulated control period
+
+
+class SimulatedHsr:
+    """The fake HSR's simulator as the skills' hardware: every sleep advances it ``DT``."""
+
+    def __init__(self, containers: list[dict[str, object]]) -> None:
+        self.robot = FakeHsrModel(FakeHsrParams(), containers, (0.0, 0.0, 0.0))
+        self.t = 0.0
+        self.base_commands: list[tuple[float, float, float]] = []
+
+    def base_pose(self) -> Pose2D:
+        return self.robot.pose
+
+    def joints(self) -> dict[str, float]:
+        return dict(self.robot.joints)
+
+    def command_base(self, vx: float, vy: float, wz: float) -> None:
+        self.robot.twist = (vx, vy, wz)
+        self.base_commands.append((vx, vy, wz))
+
+    def command_joints(self, names: tuple[str, ...], positions: tuple[float, ...], seconds: float) -> None:
+        self.robot.targets.update(zip(names, positions, strict=True))
+
+    def now(self) -> float:
+        return self.t
+
+    def sleep(self, seconds: float) -> None:
+        self.robot.tick(DT)
+        self.t += DT
+
+
+DRAWER = {"id": "drawer_0", "opening": "drawer", "handle": [1.2, 0.0, 0.7], "yaw": math.pi}
+DOOR = {"id": "door_0", "opening": "hinge", "handle": [1.2, 0.0, 0.9], "yaw": math.pi, "hinge_side": 1,
+        "hinge_radius": 0.45}  # fmt: skip
+
+
+def _skills(hsr: SimulatedHsr, interrupt=lambda: None) -> HsrSkills:  # type: ignore[no-untyped-def]
+    return HsrSkills(hsr, HsrDriverConfig(), interrupt)
+
+
+@pytest.mark.parametrize(("spec", "motion", "at_least"), [
+    (DRAWER, OpeningMotion(opening="drawer", pull_m=0.3), 0.25),
+    (DOOR, OpeningMotion(opening="hinge", hinge_side=1, hinge_radius_m=0.45, open_angle_rad=1.2), 0.9),
+])  # fmt: skip
+def test_opens_a_drawer_and_a_door(spec: dict[str, object], motion: OpeningMotion, at_least: float) -> None:
+    hsr = SimulatedHsr([spec])
+    steps: list[str] = []
+    handle = tuple(float(v) for v in spec["handle"])  # type: ignore[attr-defined]
+    opened = _skills(hsr).open(handle, math.pi, motion, lambda step, _: steps.append(step))  # type: ignore[arg-type]
+    assert hsr.robot.containers[0].opened >= at_least and opened >= at_least * 0.9
+    assert [s for i, s in enumerate(steps) if s not in steps[:i]] == [
+        "look", "pre_grasp", "approach", "grasp", "pull", "release", "retreat"
+    ]  # fmt: skip
+    assert hsr.robot.held is None and hsr.base_commands[-1] == (0.0, 0.0, 0.0)
+
+
+def test_a_grasp_that_closes_on_nothing_fails_and_lets_go() -> None:
+    hsr = SimulatedHsr([])  # the handle the goal names is not there
+    with pytest.raises(SkillAbort) as failed:
+        _skills(hsr).open((1.2, 0.0, 0.7), math.pi, OpeningMotion(opening="drawer"), lambda *_: None)
+    assert failed.value.code == SkillError.GRASP_FAILED and failed.value.step == "grasp"
+    assert hsr.robot.targets["hand_motor_joint"] == HsrDriverConfig().gripper_open
+    assert hsr.base_commands[-1] == (0.0, 0.0, 0.0)
+
+
+def test_a_handle_out_of_reach_is_an_invalid_goal() -> None:
+    hsr = SimulatedHsr([DRAWER])
+    with pytest.raises(SkillAbort, match="navigate closer first") as far:
+        _skills(hsr).open((5.0, 0.0, 0.7), math.pi, OpeningMotion(opening="drawer"), lambda *_: None)
+    assert far.value.code == SkillError.INVALID_GOAL and hsr.base_commands == []  # refused before moving
+
+
+@pytest.mark.parametrize("reason", [SkillError.CANCELED, SkillError.EMERGENCY_STOP])
+def test_cancel_and_emergency_stop_stop_the_base_mid_pull(reason: SkillError) -> None:
+    hsr = SimulatedHsr([DRAWER])
+    pulling: list[bool] = []
+
+    def interrupt() -> SkillError | None:
+        return reason if pulling else None
+
+    with pytest.raises(SkillAbort) as stopped:
+        _skills(hsr, interrupt).open(
+            (1.2, 0.0, 0.7), math.pi, OpeningMotion(opening="drawer", pull_m=0.3),
+            lambda step, _: pulling.append(True) if step == "pull" else None,
+        )  # fmt: skip
+    assert stopped.value.code == reason and stopped.value.step == "pull"
+    assert hsr.base_commands[-1] == (0.0, 0.0, 0.0)
+    held_on = hsr.robot.targets["hand_motor_joint"] != HsrDriverConfig().gripper_open
+    assert held_on == (reason == SkillError.EMERGENCY_STOP)  # an e-stop freezes everything, a cancel lets go

@@ -23,7 +23,7 @@ from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
 from sg_search.planning.geodesic import DistanceField
-from sg_search.planning.navigator import Navigator, NavResult
+from sg_search.planning.navigator import Navigator, NavResult, turn_towards
 from sg_search.sim.mujoco.world import Frame, SimWorld
 
 FULL_TURN = 12  # 30-degree turns in a full turn
@@ -96,13 +96,12 @@ class SimRobot:
             self.act(0.0, self.base.params.turn_step_rad)
 
     def turn_towards(self, heading: float) -> None:
-        """Turns until within half a turn step of ``heading`` [rad]."""
+        """Turns until within half a turn step of ``heading`` [rad] (the core's turning, in
+        30-degree actions)."""
         turn = self.base.params.turn_step_rad
-        while not self.out_of_actions:
-            error = math.remainder(heading - self.world.pose[2], math.tau)
-            if abs(error) <= turn / 2:
-                return
-            self.act(0.0, math.copysign(turn, error))
+        turn_towards(
+            self.base, heading, turn / 2, self.planner.max_angular, math.inf, lambda: self.out_of_actions
+        )
 
     def drive_to(self, goal: tuple[float, float], tolerance: float, max_actions: int) -> NavResult:
         """The navigator to within ``tolerance`` [m] of ``goal``, in at most ``max_actions``."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sg_search.config import require_positive
+from sg_search.geometry import frames
 
 
 @dataclass(frozen=True)
@@ -26,10 +27,10 @@ class HabitatBridgeConfig:
     forward_step_m: float = 0.25
     turn_step_deg: float = 30.0
     success_distance_m: float = 1.0
-    map_frame: str = "map"
-    odom_frame: str = "odom"
-    base_frame: str = "base_link"
-    camera_frame: str = "camera_optical"
+    map_frame: str = frames.MAP
+    odom_frame: str = frames.ODOM
+    base_frame: str = frames.BASE_LINK
+    camera_frame: str = frames.CAMERA_OPTICAL
 
     def __post_init__(self) -> None:
         require_positive(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 
 from sg_search.config import require_positive
+from sg_search.geometry import frames
 from sg_search.perception.backproject import BackprojectionParams
 from sg_search.perception.fusion import FusionParams
 from sg_search.perception.ground_truth import NoiseParams
@@ -18,7 +19,7 @@ class PerceptionConfig:
 
     detector: str = "ground_truth"
     vocabulary: tuple[str, ...] = ()
-    map_frame: str = "map"
+    map_frame: str = frames.MAP
     depth_scale: float = 0.001
     sync_slop_s: float = 0.02
     tf_timeout_s: float = 0.2

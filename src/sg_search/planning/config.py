@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sg_search.geometry import frames
 from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import OccupancyParams
 from sg_search.planning.follower import FollowerParams
@@ -20,8 +21,8 @@ class FrontierPlannerConfig:
         if not self.clearance_margins or min(self.clearance_margins) < 0:
             raise ValueError("frontier_planner clearance_margins needs at least one margin, none negative")
 
-    map_frame: str = "map"
-    base_frame: str = "base_link"
+    map_frame: str = frames.MAP
+    base_frame: str = frames.BASE_LINK
     resolution: float = 0.05
     width: int = 800
     height: int = 800

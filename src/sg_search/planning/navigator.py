@@ -188,3 +188,30 @@ class Navigator:
                 planned_at = -math.inf  # the map now holds what blocked it
             if on_feedback is not None:
                 on_feedback(pose, math.hypot(goal[0] - pose[0], goal[1] - pose[1]), follower.recoveries)
+
+
+def turn_towards(
+    base: Base,
+    heading: float,
+    tolerance: float,
+    angular_speed: float,
+    timeout_s: float,
+    should_stop: Callable[[], bool] = lambda: False,
+) -> bool:
+    """Turn ``base`` in place until its yaw is within ``tolerance`` [rad] of ``heading`` [rad,
+    ``map``]; False when out of time, stopped or without a pose. The base is stopped after."""
+    start = base.now()
+    try:
+        while base.now() - start <= timeout_s and not should_stop():
+            pose = base.pose()
+            if pose is None:
+                return False
+            error = math.remainder(heading - pose[2], math.tau)
+            if abs(error) <= tolerance:
+                return True
+            base.command(
+                Command(0.0, math.copysign(angular_speed, error), FollowStatus.ACTIVE, "turn", error)
+            )
+        return False
+    finally:
+        base.command(Command(0.0, 0.0, FollowStatus.ARRIVED, "stop"))

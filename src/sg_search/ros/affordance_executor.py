@@ -31,13 +31,14 @@ from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance, LookAt, NavigateTo, OpenContainer
 from sg_search_interfaces.srv import SetContainer, SetNodeState
 
-from sg_search.geometry import TransformError, yaw_from_quat
+from sg_search.planning.navigator import turn_towards
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.params import declare_config
 from sg_search.ros.tf import create_transform_source
+from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import Layer, NodeState, SceneNode
 from sg_search.search.config import ExecutorNodeConfig
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
@@ -248,24 +249,17 @@ class AffordanceExecutorNode(Node):
 
     def _turn_towards(self, target: tuple[float, float, float]) -> None:
         c = self.config
-        deadline = time.monotonic() + c.look_timeout_s
-        try:
-            while time.monotonic() < deadline and not self._canceled():
-                pose = self.tf.lookup(c.map_frame, c.base_frame)
-                x, y, _ = pose.translation
-                yaw = yaw_from_quat(pose.rotation)
-                error = math.atan2(target[1] - y, target[0] - x) - yaw
-                error = math.atan2(math.sin(error), math.cos(error))
-                if abs(error) <= c.heading_tolerance_rad:
-                    break
-                twist = Twist()
-                twist.angular.z = math.copysign(c.turn_speed_rps, error)
-                self._cmd.publish(twist)
-                time.sleep(POLL_S)
-        except TransformError as exc:
-            self.get_logger().warn(f"cannot turn towards the node: {exc}")
-        finally:
-            self._cmd.publish(Twist())
+        base = TwistBase(self.tf, self._cmd, c.map_frame, c.base_frame, POLL_S)
+        pose = base.pose()
+        if pose is None:
+            self.get_logger().warn(
+                f"cannot turn towards the node: no transform {c.map_frame} <- {c.base_frame}"
+            )
+            return
+        heading = math.atan2(target[1] - pose[1], target[0] - pose[0])
+        turn_towards(
+            base, heading, c.heading_tolerance_rad, c.turn_speed_rps, c.look_timeout_s, self._canceled
+        )
 
     def set_state(self, node_id: str, state: NodeState) -> None:
         """Tell the scene graph server (logged if it does not answer)."""

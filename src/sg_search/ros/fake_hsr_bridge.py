@@ -21,6 +21,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
+from sg_search.geometry import frames
 from sg_search.geometry.transforms import Transform, quat_from_yaw
 from sg_search.ros.tf import TfBroadcaster, transform_to_msg
 from sg_search.sim.hsr.fake_hsr import FakeHsrModel, FakeHsrParams
@@ -45,7 +46,7 @@ class FakeHsr(Node):
         start = [float(v) for v in self.declare_parameter("start_pose", [0.0, 0.0, 0.0]).value]
         self.robot = FakeHsrModel(params, specs, (start[0], start[1], start[2]))
         self.tf = TfBroadcaster(self)
-        self.tf.send_static([transform_to_msg("map", "odom", 0.0, Transform())])
+        self.tf.send_static([transform_to_msg(frames.MAP, frames.ODOM, 0.0, Transform())])
         self._odom = self.create_publisher(Odometry, "/omni_base_controller/wheel_odom", 10)
         self._joints = self.create_publisher(JointState, "/joint_states", 10)
         self._state = self.create_publisher(String, "/fake_hsr/state", 10)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 import threading
-import time
 
 import numpy as np
 from geometry_msgs.msg import Point, PoseStamped, Twist
@@ -26,11 +25,10 @@ from sg_search_interfaces.action import NavigateTo
 from sg_search_interfaces.msg import Frontier, FrontierArray
 from sg_search_interfaces.srv import GetGeodesicDistances, GetSceneGraph
 
-from sg_search.geometry import Pose2D, TransformError, yaw_from_quat
+from sg_search.geometry import Pose2D, TransformError
 from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment
 from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
-from sg_search.planning.follower import Command
 from sg_search.planning.geodesic import DistanceField, path_length, traversable
 from sg_search.planning.navigator import NavError, Navigator
 from sg_search.planning.viewpoints import box_viewpoints
@@ -39,6 +37,7 @@ from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
+from sg_search.ros.twist_base import TwistBase
 
 
 class GoalError(ValueError):
@@ -75,6 +74,8 @@ class FrontierPlanner(Node):
         self._frontier_pub = self.create_publisher(FrontierArray, "frontiers", 10)
         self._plan_pub = self.create_publisher(Path, "plan", 10)
         self._cmd_pub = self.create_publisher(Twist, "cmd_vel", 10)
+        c = self.config
+        self.base = TwistBase(self.tf, self._cmd_pub, c.map_frame, c.base_frame, c.control_period_s)
         self.create_timer(
             self.config.update_period_s, self._update, callback_group=MutuallyExclusiveCallbackGroup()
         )
@@ -115,11 +116,7 @@ class FrontierPlanner(Node):
 
     def robot_pose(self) -> Pose2D | None:
         """(x, y, yaw) of the base in the map, or None if TF does not know it."""
-        try:
-            t = self.tf.lookup(self.config.map_frame, self.config.base_frame)
-        except TransformError:
-            return None
-        return (float(t.translation[0]), float(t.translation[1]), yaw_from_quat(t.rotation))
+        return self.base.pose()
 
     def _update(self) -> None:
         with self._lock:
@@ -246,7 +243,7 @@ class FrontierPlanner(Node):
             handle.publish_feedback(message)
 
         outcome = self.navigator.navigate(
-            _TwistBase(self),
+            self.base,
             target,
             float(goal.tolerance),
             should_stop=lambda: bool(handle.is_cancel_requested),
@@ -284,23 +281,3 @@ class FrontierPlanner(Node):
         msg.pose.position.x, msg.pose.position.y = pose[0], pose[1]
         msg.pose.orientation.z, msg.pose.orientation.w = math.sin(pose[2] / 2), math.cos(pose[2] / 2)
         return msg
-
-
-class _TwistBase:
-    """The navigator's base on ROS: pose from TF, commands on ``cmd_vel`` at the control rate."""
-
-    def __init__(self, node: FrontierPlanner) -> None:
-        self.node = node
-
-    def pose(self) -> Pose2D | None:
-        return self.node.robot_pose()
-
-    def command(self, command: Command) -> bool:
-        twist = Twist()
-        twist.linear.x, twist.angular.z = command.linear, command.angular
-        self.node._cmd_pub.publish(twist)
-        time.sleep(self.node.config.control_period_s)
-        return True
-
-    def now(self) -> float:
-        return time.monotonic()

@@ -150,7 +150,7 @@ class ReasonerNode(Node):
         if outcome.found is not None:
             found = outcome.found
             result.object_id, result.category, result.room_id = found.id, found.category, found.room_id
-            result.pose.header.frame_id = "map"
+            result.pose.header.frame_id = self.config.map_frame
             result.pose.header.stamp = self.get_clock().now().to_msg()
             result.pose.pose.position = point_to_msg(found.position)
             result.pose.pose.orientation.w = 1.0
@@ -209,7 +209,7 @@ class ReasonerNode(Node):
         node = graph.get(node_id) if graph is not None else None
         if node is not None:
             msg = PointStamped(point=point_to_msg(node.position))
-            msg.header.frame_id, msg.header.stamp = "map", self.get_clock().now().to_msg()
+            msg.header.frame_id, msg.header.stamp = self.config.map_frame, self.get_clock().now().to_msg()
             self._target.publish(msg)
 
     def _cooccurrence(self, labels: Sequence[str], goal: str) -> list[float]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sg_search.geometry import frames
 from sg_search.scene_graph.builder import BuilderParams
 from sg_search.scene_graph.observations import IntegrationParams
 from sg_search.scene_graph.relations import RelationParams
@@ -13,7 +14,7 @@ from sg_search.scene_graph.relations import RelationParams
 class SceneGraphServerConfig:
     """See config/sg_search.yaml for the meaning and units of each parameter."""
 
-    frame_id: str = "map"
+    frame_id: str = frames.MAP
     prior_scene_file: str = ""
     history_limit: int = 10_000
     max_frame_ids: int = 16

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from sg_search.geometry import frames
 from sg_search.search.loop import SearchParams
 from sg_search.search.verification import CredibilityParams
 
@@ -44,8 +45,8 @@ class ReasonerNodeConfig:
     llm_structured: str = "json_object"
     vocabulary_node: str = "perception"
     run_code_timeout_s: float = 30.0
-    map_frame: str = "map"
-    base_frame: str = "base_link"
+    map_frame: str = frames.MAP
+    base_frame: str = frames.BASE_LINK
     kept_frames: int = 16
 
     def reasoner_params(self, section: Mapping[str, Any] | None = None) -> dict[str, Any]:
@@ -96,8 +97,8 @@ class ExecutorNodeConfig:
     service_timeout_s: float = 10.0
     manipulation_timeout_s: float = 120.0
     observe_s: float = 1.0
-    map_frame: str = "map"
-    base_frame: str = "base_link"
+    map_frame: str = frames.MAP
+    base_frame: str = frames.BASE_LINK
     turn_speed_rps: float = 0.6
     heading_tolerance_rad: float = 0.25
     look_timeout_s: float = 15.0

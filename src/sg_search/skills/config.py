@@ -5,13 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sg_search.config import require_positive
+from sg_search.geometry import frames
 
 
 @dataclass(frozen=True)
 class HsrDriverConfig:
     """See config/sg_search.yaml for the meaning and units of each parameter."""
 
-    odom_frame: str = "odom"
+    odom_frame: str = frames.ODOM
     tf_timeout_s: float = 2.0
     control_rate_hz: float = 20.0
     max_linear_mps: float = 0.2

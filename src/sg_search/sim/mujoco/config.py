@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sg_search.config import require_positive
+from sg_search.geometry import frames
 from sg_search.sim.mujoco.world import CameraConfig
 
 
@@ -29,10 +30,10 @@ class SimBridgeConfig:
     max_angular_rps: float = 1.0
     cmd_vel_timeout_s: float = 0.5
     reach_m: float = 1.0
-    map_frame: str = "map"
-    odom_frame: str = "odom"
-    base_frame: str = "base_link"
-    camera_frame: str = "camera_optical"
+    map_frame: str = frames.MAP
+    odom_frame: str = frames.ODOM
+    base_frame: str = frames.BASE_LINK
+    camera_frame: str = frames.CAMERA_OPTICAL
 
     def __post_init__(self) -> None:
         require_positive(

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from sg_search.bench.closed_loop import search_episode
+from sg_search.bench.closed_loop import PHASES, search_episode
 from sg_search.bench.embodied_world import EmbodiedEpisode
+from sg_search.bench.failures import EndCause, classify
 from sg_search.scene_graph import Layer
 from sg_search.sim.episodes import make_episodes
 from sg_search.sim.metrics import EpisodeRun
@@ -24,3 +25,9 @@ def test_an_episode_is_found_verified_and_counted_as_objectnav_success() -> None
         assert rooms and any(r.category == "kitchen" for r in rooms)
         assert env.scene_graph.node(outcome.found.id).room_id in {r.id for r in rooms}
         assert not env.robot.out_of_actions
+        facts = env.facts(outcome, True, False)
+        assert facts.entered_room and facts.detected and facts.fused and facts.found_target
+        assert classify(facts) == EndCause.FOUND
+        spent = env.robot.actions_by_phase
+        assert set(spent) <= set(PHASES) and sum(spent.values()) == env.robot.steps
+        assert spent["look-around"] == 12 and spent["verification"] > 0

@@ -12,10 +12,8 @@ from typing import Any
 import pytest
 from conftest import wait_for
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, ReliabilityPolicy
 from scripted_llm import ScriptedLlm, scripted_llm
-from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
-from test_stack_over_dds import SCENE, STARTUP_S, observe
+from test_stack_over_dds import SCENE, STARTUP_S, graph_io, observe
 
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph.observations import ObjectInstance
@@ -46,14 +44,7 @@ def test_llm_reasoner_and_edge_proposer_over_dds(start_node: Any, ros_node: Node
                    "-p", "llm_edges_period_s:=0.3", *llm)  # fmt: skip
         start_node("reasoner", "-p", "step_period_s:=0.2", "-p", "max_steps:=2000",
                    "-p", "default_reasoner:=moma-llm", "-p", "llm_fallback:=nearest", *llm)  # fmt: skip
-        updates: list[SceneGraphUpdate] = []
-        ros_node.create_subscription(
-            SceneGraphUpdate,
-            "scene_graph/updates",
-            updates.append,
-            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE),
-        )
-        observations = ros_node.create_publisher(ObjectObservationArray, "observations", 10)
+        updates, observations = graph_io(ros_node)
         assert wait_for(lambda: observations.get_subscription_count() > 0)
 
         client = SearchClient(ros_node)
@@ -126,14 +117,7 @@ def test_without_llm_edges_the_server_sends_no_request(start_node: Any, ros_node
             "-p", "llm_edges_period_s:=0.2", "-p", f"llm_base_url:={server.base_url}",
             "-p", "llm_model:=scripted",
         )  # fmt: skip
-        updates: list[SceneGraphUpdate] = []
-        ros_node.create_subscription(
-            SceneGraphUpdate,
-            "scene_graph/updates",
-            updates.append,
-            QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE),
-        )
-        observations = ros_node.create_publisher(ObjectObservationArray, "observations", 10)
+        updates, observations = graph_io(ros_node)
         assert wait_for(lambda: observations.get_subscription_count() > 0)
         observe(ros_node, observations, 1, ObjectInstance("obj_9", "passport", 0.81, (7.6, -1.5, 0.2)),
                 ObjectInstance("obj_10", "lamp", 0.9, (7.6, 1.5, 0.5)))  # fmt: skip

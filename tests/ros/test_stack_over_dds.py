@@ -48,6 +48,14 @@ def observe(
     publisher.publish(instances_to_msg(list(instances), header, frame))
 
 
+def graph_io(node: Node) -> tuple[list[SceneGraphUpdate], Any]:
+    """The graph's updates as they arrive, and a publisher of perception's observations."""
+    updates: list[SceneGraphUpdate] = []
+    qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+    node.create_subscription(SceneGraphUpdate, "scene_graph/updates", updates.append, qos)
+    return updates, node.create_publisher(ObjectObservationArray, "observations", 10)
+
+
 @pytest.fixture
 def stack(start_node: Any) -> None:
     start_node("scene_graph_server", "-p", f"prior_scene_file:={SCENE}", "-p", "full_update_period_s:=1.0")
@@ -55,14 +63,7 @@ def stack(start_node: Any) -> None:
 
 
 def test_search_finds_object_reported_by_perception(stack: None, ros_node: Node) -> None:
-    updates: list[SceneGraphUpdate] = []
-    ros_node.create_subscription(
-        SceneGraphUpdate,
-        "scene_graph/updates",
-        updates.append,
-        QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE),
-    )
-    observations = ros_node.create_publisher(ObjectObservationArray, "observations", 10)
+    updates, observations = graph_io(ros_node)
 
     snapshot = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(since_sequence=0))
     assert snapshot.success and snapshot.update.is_full

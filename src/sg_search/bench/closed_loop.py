@@ -22,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from sg_search.bench.embodied_world import EmbodiedEpisode, StackConfig
+from sg_search.bench.failures import EndCause, classify
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
 from sg_search.reasoning import Reasoner, create_reasoner
-from sg_search.search import SearchOutcome, Verifier, run_search
+from sg_search.search import SearchOutcome, SearchStep, Verifier, run_search
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
 
@@ -55,8 +56,19 @@ def search_episode(
         env,
         params=replace(config.search_params(MAX_DECISIONS, math.inf), settle_s=0.0),  # frames are synchronous
         verifier=verifier,
+        on_step=lambda step: _book_phase(env, step),
         should_stop=lambda: env.robot.out_of_actions,
     )
+
+
+# What the robot's actions are spent on, from the search's phases (PHASES: the table's order).
+PHASES = ("look-around", "exploration", "navigation to objects", "opening", "verification")
+_PHASE_OF_STEP = {"navigate": "exploration", "inspect": "navigation to objects", "open": "opening",
+                  "close": "opening", "verify": "verification"}  # fmt: skip
+
+
+def _book_phase(env: EmbodiedEpisode, step: SearchStep) -> None:
+    env.robot.phase = _PHASE_OF_STEP.get(step.phase, env.robot.phase)
 
 
 def run_episode(
@@ -71,6 +83,8 @@ def run_episode(
         outcome = search_episode(env, reasoner)
         metrics = run.result()
         stopped = outcome.success
+        success = bool(stopped and metrics["success"] > 0)
+        cause = classify(env.facts(outcome, success, env.robot.out_of_actions))
         row: dict[str, Any] = {
             "scene": episode.scene,
             "query": episode.query,
@@ -78,7 +92,10 @@ def run_episode(
             "reasoner": reasoner_name,
             "end": "BUDGET" if env.robot.out_of_actions and not stopped else outcome.error.name,
             **metrics,
-            "success": float(stopped and metrics["success"] > 0),
+            "success": float(success),
+            "cause": cause.value,
+            **{f"actions/{phase}": float(env.robot.actions_by_phase[phase]) for phase in PHASES},
+            "turns": float(env.robot.turns),
             "decisions": float(outcome.steps),
             "false_positives_rejected": float(len(outcome.rejected_candidates)),
             "frames": float(env.frames),
@@ -140,6 +157,47 @@ def run(options: BenchOptions) -> BenchReport:
                 f"{llm['llm_prompt_tokens'] + llm['llm_completion_tokens']:.0f} tokens, "
                 f"{llm['llm_latency_s']:.1f} s waiting, {llm['llm_fallbacks']:.1f} fallback decisions"
             )
+    lines += _breakdowns(rows, reasoners, summary)
     report = BenchReport("closed-loop", options, summary, rows)
     report.text = "\n".join(lines)
     return report
+
+
+def _breakdowns(
+    rows: list[dict[str, Any]], reasoners: tuple[str, ...], summary: dict[str, float]
+) -> list[str]:
+    """SR per placement tier, the failure taxonomy and the actions per phase, per reasoner
+    (also into ``summary``)."""
+    lines = ["", "SR by placement (episodes):"]
+    for name in reasoners:
+        mine = [r for r in rows if r["reasoner"] == name and "cause" in r]
+        tiers = sorted({r["relation"] for r in mine})
+        parts = []
+        for tier in tiers:
+            of_tier = [r["success"] for r in mine if r["relation"] == tier]
+            summary[f"{name}/SR/{tier}"] = float(np.mean(of_tier))
+            parts.append(f"{tier} {np.mean(of_tier):.2f} ({len(of_tier)})")
+        lines.append(f"  {name:<12} " + ", ".join(parts))
+    lines += [
+        "",
+        "How episodes ended (episodes per cause):",
+        f"  {'cause':<46}" + "".join(f"{n:>10}" for n in reasoners),
+    ]
+    for cause in EndCause:
+        counts = [sum(r.get("cause") == cause.value for r in rows if r["reasoner"] == n) for n in reasoners]
+        for name, count in zip(reasoners, counts, strict=True):
+            summary[f"{name}/cause/{cause.name.lower()}"] = float(count)
+        lines.append(f"  {cause.value:<46}" + "".join(f"{c:>10}" for c in counts))
+    lines += [
+        "",
+        "Where the actions go (mean actions per episode):",
+        f"  {'phase':<46}" + "".join(f"{n:>10}" for n in reasoners),
+    ]
+    for phase in (*PHASES, "turns"):
+        key = "turns" if phase == "turns" else f"actions/{phase}"
+        means = [float(np.mean([r.get(key, 0.0) for r in rows if r["reasoner"] == n])) for n in reasoners]
+        for name, mean in zip(reasoners, means, strict=True):
+            summary[f"{name}/{key}"] = mean
+        label = "of which turns in place (all phases)" if phase == "turns" else phase
+        lines.append(f"  {label:<46}" + "".join(f"{m:>10.1f}" for m in means))
+    return lines

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from sg_search.bench.failures import EpisodeFacts
 from sg_search.bench.sim_robot import SimRobot
 from sg_search.config import default_params_file, from_params, load_node_params
 from sg_search.geometry import Pose2D
@@ -44,12 +45,20 @@ from sg_search.scene_graph.frontier_nodes import FrontierObservation
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
+from sg_search.search.loop import SearchOutcome
 from sg_search.search.reports import ExecutionReport
 from sg_search.search.verification import follow_candidate
 from sg_search.sim.episodes import Episode
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.sim.mujoco.scene import episode_world
 from sg_search.sim.mujoco.world import Frame, SimError
+
+TARGET = "target"  # the simulator's id of the episode's target object
+
+
+def _mostly(sources: Mapping[str, int]) -> str:
+    """The simulator id an instance was fused from most often ("" if none)."""
+    return max(sources.items(), key=lambda kv: kv[1])[0] if sources else ""
 
 
 @dataclass(frozen=True)
@@ -142,6 +151,8 @@ class EmbodiedEpisode:
         self.recent_rgb: OrderedDict[int, np.ndarray] = OrderedDict()  # frame id -> RGB, for VLMs
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
+        self.opened: set[str] = set()  # simulator ids of the containers opened
+        self.target_nodes: set[str] = set()  # graph ids ever given to the target (evaluation)
 
     def release(self) -> None:
         """Release the renderer."""
@@ -163,6 +174,7 @@ class EmbodiedEpisode:
             self.recent_rgb.popitem(last=False)
         image = RgbdImage(frame.rgb, frame.depth, frame.instance, frame.instances)
         update = self.perception.process(image, frame.intrinsics, frame.T_map_camera)
+        self.target_nodes.update(i.instance_id for i in update.confirmed if _mostly(i.sources) == TARGET)
         if update:
             self.builder.integrate(
                 self.frames, [i.as_object_instance() for i in update.confirmed], update.removed
@@ -308,6 +320,8 @@ class EmbodiedEpisode:
             self.world.set_open(handle, open_, self.config.sim.reach_m)
         except SimError as exc:
             return SkillResult(False, message=f"{node.id}: {exc}", code=ExecutorError.MANIPULATION_FAILED)
+        if open_:
+            self.opened.add(handle)
         return SkillResult(True, message=f"{'opened' if open_ else 'closed'} {node.id}")
 
     def look(self, node: SceneNode) -> SkillResult:
@@ -323,3 +337,24 @@ class EmbodiedEpisode:
         node = self.scene_graph.get(node_id)
         if node is not None and node.state != state:
             self.scene_graph.upsert_node(replace(node, state=state))
+
+    # ------------------------------------------------------------------ evaluation
+    def facts(self, outcome: SearchOutcome, success: bool, budget_spent: bool) -> EpisodeFacts:
+        """What happened, for the failure taxonomy (:mod:`sg_search.bench.failures`)."""
+        episode, world = self.episode, self.world
+        room = world.layout.room(episode.room_id)
+        entered = any(room.x0 <= x <= room.x1 and room.y0 <= y <= room.y1 for x, y in self.robot.visited)
+        detected = any(TARGET in i.sources for i in self.perception.instances.instances.values())
+        return EpisodeFacts(
+            success=success,
+            verified=outcome.success,
+            found_target=outcome.found is not None and outcome.found.id in self.target_nodes,
+            end="BUDGET" if budget_spent and not outcome.success else outcome.error.name,
+            entered_room=entered,
+            needs_opening=episode.relation == "inside" and episode.container_id in world.spec.openable,
+            container_opened=episode.container_id in self.opened,
+            detected=detected,
+            fused=bool(self.target_nodes),
+            rejected=bool(self.target_nodes & set(outcome.rejected_candidates)),
+            last_phase=self.robot.phase,
+        )

@@ -12,6 +12,7 @@ metres, radians.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 
 import numpy as np
@@ -55,6 +56,10 @@ class SimRobot:
         self.budget = budget
         self.failures: dict[tuple[float, float], int] = {}  # frontier goal -> failed navigations
         self._field: tuple[int, DistanceField | None] = (-1, None)
+        self.phase = "look-around"  # what the actions are spent on (set by the episode's host)
+        self.actions_by_phase: Counter[str] = Counter()
+        self.turns = 0  # actions that turned in place
+        self.visited: list[tuple[float, float]] = [self.pose()[:2]]  # base positions after each action
 
     # ------------------------------------------------------------------ the actuator
     def pose(self) -> Pose2D:
@@ -66,6 +71,9 @@ class SimRobot:
         """One action, then a frame; a blocked move marks what blocked it (the bumper)."""
         moved = self.world.move(forward_m, turn_rad)
         self.steps += 1
+        self.actions_by_phase[self.phase] += 1
+        self.turns += forward_m == 0.0
+        self.visited.append(self.pose()[:2])
         if not moved:
             x, y, yaw = self.world.pose
             self.map.mark_occupied(np.array([(x + 0.25 * math.cos(yaw), y + 0.25 * math.sin(yaw))]))

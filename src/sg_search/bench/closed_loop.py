@@ -17,6 +17,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import replace
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
 
 DEFAULT_REASONERS = "scout,nearest"
-MAX_DECISIONS = 400  # the action budget ends episodes first
+MAX_DECISIONS = 5000  # the action budget ends episodes first (also at 1,500 actions)
 METRICS = ("success", "SPL", "SoftSPL", "steps", "decisions", "opened", "false_positives_rejected", "wall_s")
 
 
@@ -72,10 +73,14 @@ def _book_phase(env: EmbodiedEpisode, step: SearchStep) -> None:
 
 
 def run_episode(
-    episode: Episode, reasoner_name: str, params: Mapping[str, Any] | None = None
+    episode: Episode, reasoner_name: str, params: Mapping[str, Any] | None = None, max_actions: int = 0
 ) -> dict[str, Any]:
-    """One episode with one reasoner: ObjectNav metrics, search and LLM counters."""
-    with EmbodiedEpisode(episode, StackConfig.load()) as env:
+    """One episode with one reasoner: ObjectNav metrics, search and LLM counters;
+    ``max_actions`` > 0 replaces the config's budget."""
+    config = StackConfig.load()
+    if max_actions > 0:
+        config = replace(config, embodied=replace(config.embodied, max_actions=max_actions))
+    with EmbodiedEpisode(episode, config) as env:
         run = EpisodeRun(env.world, "target")
         reasoner = create_reasoner(
             reasoner_name, {**env.config.reasoner_params(reasoner_name), **(params or {})}
@@ -96,6 +101,7 @@ def run_episode(
             "cause": cause.value,
             **{f"actions/{phase}": float(env.robot.actions_by_phase[phase]) for phase in PHASES},
             "turns": float(env.robot.turns),
+            "sim_s": env.robot.base.now(),
             "decisions": float(outcome.steps),
             "false_positives_rejected": float(len(outcome.rejected_candidates)),
             "frames": float(env.frames),
@@ -106,12 +112,17 @@ def run_episode(
 
 
 def _nth(
-    episodes: tuple[Episode, ...], reasoners: tuple[str, ...], params: dict[str, Any], first: int, seed: int
+    episodes: tuple[Episode, ...],
+    reasoners: tuple[str, ...],
+    params: dict[str, Any],
+    max_actions: int,
+    first: int,
+    seed: int,
 ) -> dict[str, Any]:
     index = seed - first
     episode, reasoner = episodes[index // len(reasoners)], reasoners[index % len(reasoners)]
     try:
-        return run_episode(episode, reasoner, params)
+        return run_episode(episode, reasoner, params, max_actions)
     except Exception as exc:
         error = f"ERROR {type(exc).__name__}: {exc}"
         sys.stderr.write(f"[closed-loop] {episode.scene} {episode.query!r} ({reasoner}): {error}\n")
@@ -129,7 +140,9 @@ def run(options: BenchOptions) -> BenchReport:
         create_reasoner(name, params)  # an unknown name fails before any episode runs
     episodes, _ = make_episodes(split, options.episodes, seed=options.seed)
     runs = BenchOptions(**{**options.__dict__, "episodes": len(episodes) * len(reasoners)})
-    rows = map_episodes(partial(_nth, tuple(episodes), reasoners, params, options.seed), runs, "closed-loop")
+    budget = options.max_actions or StackConfig.load().embodied.max_actions
+    work = partial(_nth, tuple(episodes), reasoners, params, budget, options.seed)
+    rows = map_episodes(work, runs, "closed-loop")
     summary: dict[str, float] = {"episodes": float(len(episodes))}
     lines = [
         f"closed-loop search, {split} split, {len(episodes)} episodes per reasoner (seed {options.seed})",
@@ -158,6 +171,7 @@ def run(options: BenchOptions) -> BenchReport:
                 f"{llm['llm_latency_s']:.1f} s waiting, {llm['llm_fallbacks']:.1f} fallback decisions"
             )
     lines += _breakdowns(rows, reasoners, summary)
+    lines += _budget_curve(rows, reasoners, budget, summary, options)
     report = BenchReport("closed-loop", options, summary, rows)
     report.text = "\n".join(lines)
     return report
@@ -201,3 +215,53 @@ def _breakdowns(
         label = "of which turns in place (all phases)" if phase == "turns" else phase
         lines.append(f"  {label:<46}" + "".join(f"{m:>10.1f}" for m in means))
     return lines
+
+
+BUDGETS = (100, 250, 500, 1000, 1500)  # actions; ObjectNav's is 500 (SCOUT's Fig. 5 style curve)
+
+
+def _budget_curve(
+    rows: list[dict[str, Any]],
+    reasoners: tuple[str, ...],
+    budget: int,
+    summary: dict[str, float],
+    options: BenchOptions,
+) -> list[str]:
+    """SR at each budget up to the one run: an episode that succeeded within B actions counts
+    at B (the search does not depend on its budget until it runs out), with metres driven and
+    simulated seconds; the curve as a PNG under ``--out``."""
+    budgets = [b for b in BUDGETS if b <= budget] or [budget]
+    lines = ["", "Success against budget (SR at B actions; metres driven, simulated s per episode):"]
+    curves: dict[str, list[float]] = {}
+    for name in reasoners:
+        mine = [r for r in rows if r["reasoner"] == name and "cause" in r]
+        curve = [float(np.mean([r["success"] > 0 and r["steps"] <= b for r in mine])) for b in budgets]
+        curves[name] = curve
+        summary.update({f"{name}/SR@{b}": v for b, v in zip(budgets, curve, strict=True)})
+        metres, seconds = np.mean([r["path_m"] for r in mine]), np.mean([r["sim_s"] for r in mine])
+        summary[f"{name}/path_m"], summary[f"{name}/sim_s"] = float(metres), float(seconds)
+        points = ", ".join(f"{b}: {v:.2f}" for b, v in zip(budgets, curve, strict=True))
+        lines.append(f"  {name:<12} {points}; {metres:.1f} m, {seconds:.0f} s")
+    figure = _plot_budget(budgets, curves, options.out_dir() / "closed_loop_budget.png")
+    lines.append(f"  curve: {figure}")
+    return lines
+
+
+def _plot_budget(budgets: list[int], curves: dict[str, list[float]], path: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.6))
+    for name, curve in curves.items():
+        ax.plot(budgets, curve, marker="o", label=name)
+    ax.set_xlabel("action budget (forward 0.25 m / turn 30°)")
+    ax.set_ylabel("success rate")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

@@ -24,6 +24,7 @@ class BenchOptions:
         reasoner_params: ``KEY=VALUE`` parameters for every reasoner made (the LLM endpoint,
             cache, budget: ``llm_base_url=...``, ``llm_cache_dir=...``, ``fallback=scout``).
         out: folder for figures and other files a benchmark writes (never the working directory).
+        max_actions: actions per closed-loop episode (0: the config's ``embodied.max_actions``).
     """
 
     split: str = "all"
@@ -34,6 +35,7 @@ class BenchOptions:
     episodes_file: str = ""
     reasoner_params: tuple[str, ...] = ()
     out: str = "runs"
+    max_actions: int = 0
 
     def out_dir(self) -> Path:
         """``out``, created if missing."""

@@ -239,6 +239,7 @@ def _bench(args: argparse.Namespace) -> int:
             args.episodes_file,
             tuple(f"{k}={v}" for k, v in params.items()),
             str(args.out),
+            args.max_actions,
         )
         report = run_benchmark(args.name, options)
     except (KeyError, ValueError) as exc:

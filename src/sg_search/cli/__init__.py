@@ -64,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
         "--out", type=Path, default=Path("runs"), help="folder for figures (PNG) a benchmark draws"
     )
     bench.add_argument(
+        "--max-actions", type=int, default=0, help="closed-loop: actions per episode (0: the config's, 500)"
+    )
+    bench.add_argument(
         "--agents",
         "--reasoner",
         dest="agents",

@@ -221,6 +221,7 @@ class HsrSkills:
             if self.hw.joints().get(GRIPPER_JOINT, c.gripper_closed) < c.grasp_min_width:
                 raise SkillAbort(SkillError.GRASP_FAILED, "grasp", "the gripper closed on nothing")
             self._pull(handle, yaw, motion, report)
+            opened = self.opened(handle, yaw, motion)  # what the hand reached, before letting go
             report("release", 0.0)
             self.hw.command_joints((GRIPPER_JOINT,), (c.gripper_open,), 1.0)
             self._wait("release", c.grasp_timeout_s, self._joints_at({GRIPPER_JOINT: c.gripper_open}))
@@ -229,7 +230,7 @@ class HsrSkills:
             x, y, heading = self._pose("retreat")
             back = (x - c.retreat_m * math.cos(heading), y - c.retreat_m * math.sin(heading), heading)
             self.drive_to("retreat", back, c.base_timeout_s)
-            return self.opened(handle, yaw, motion)
+            return opened
         except SkillAbort as abort:
             self.hw.command_base(0.0, 0.0, 0.0)
             if holding and abort.code != SkillError.EMERGENCY_STOP:

@@ -163,12 +163,16 @@ def test_cancel_estop_timeout_missed_grasp_and_dead_man(start_node: Any, ros_nod
     robot.estop.publish(Bool(data=False))
     time.sleep(0.3)
     forward.linear.x = 5.0  # clamped to max_linear_mps (0.4)
-    start = robot.state["base"]
-    for _ in range(10):
+    start, began = robot.state["base"], time.monotonic()
+
+    def moved() -> float:
         robot.cmd_vel.publish(forward)
-        time.sleep(0.05)
-    moved = math.dist(start[:2], robot.state["base"][:2])
-    assert 0.02 < moved < 0.4 * 0.5 + 0.05
+        return math.dist(start[:2], robot.state["base"][:2])
+
+    # forwarding resumes after the release (a loaded machine only makes the double move less per
+    # wall second, never more: the clamp is checked as a speed bound)
+    assert wait_for(lambda: moved() > 0.02, 10.0, period=0.05)
+    assert moved() / (time.monotonic() - began) < 0.4 * 1.25
     time.sleep(1.0)  # no more commands: the dead-man stops the base within cmd_vel_timeout_s
     still = robot.state["base"]
     time.sleep(0.5)

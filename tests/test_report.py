@@ -33,3 +33,28 @@ def test_report_inlines_every_figure_and_tells_the_story(tmp_path: Path) -> None
         assert png.startswith(b"\x89PNG") and base64.b64encode(png).decode() in html
     assert "&lt;in&gt;" in html and "<in>" not in html  # text is escaped
     assert "p(plate in kitchen) = 0.78" in html and "0.610" in html
+
+
+def test_the_timeline_legend_tells_affordances_apart(tmp_path: Path) -> None:
+    import matplotlib.pyplot as plt
+
+    from sg_search.report import figures
+
+    record = RunRecord("find the plate", "Rs_int", "scout", False, "NOT_FOUND",
+                       decisions=[DecisionRecord(1, "cab", "", (("cab", "open", 0.7, ""),))])  # fmt: skip
+    legends: list[list[tuple[float, ...]]] = []
+    real_savefig = plt.Figure.savefig
+
+    def grab(fig: object, *args: object, **kwargs: object) -> None:
+        for ax in fig.axes:  # type: ignore[attr-defined]
+            if ax.get_legend() is not None:
+                legends.append([tuple(h.get_facecolor()) for h in ax.get_legend().legend_handles])
+        real_savefig(fig, *args, **kwargs)  # type: ignore[arg-type]
+
+    plt.Figure.savefig = grab  # type: ignore[method-assign]
+    try:
+        figures.draw_timeline(record, tmp_path / "timeline.png")
+    finally:
+        plt.Figure.savefig = real_savefig  # type: ignore[method-assign]
+    (colours,) = legends
+    assert len(colours) == len(figures.AFFORDANCE_COLOURS) == len(set(colours))  # one colour each

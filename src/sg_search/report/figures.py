@@ -100,12 +100,13 @@ def draw_timeline(record: RunRecord, path: Path) -> Path:
             continue
         _, affordance, utility, _ = d.top[0]
         ax.bar(d.step, utility, color=AFFORDANCE_COLOURS.get(affordance, "0.5"))
-    for name, colour in AFFORDANCE_COLOURS.items():
-        ax.bar([], [], color=colour, label=name)
+    from matplotlib.patches import Patch
+
+    handles = [Patch(facecolor=colour, label=name) for name, colour in AFFORDANCE_COLOURS.items()]
     ax.set_xlabel("decision")
     ax.set_ylabel("utility of the choice")
     ax.set_ylim(0, 1)
-    ax.legend(fontsize=7, ncol=4, loc="upper left")
+    ax.legend(handles=handles, fontsize=7, ncol=4, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -28,6 +28,7 @@ from rclpy.node import Node  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 
 from sg_search.perception.categories import query_category  # noqa: E402
+from sg_search.reasoning.base import SkillAffordance  # noqa: E402
 from sg_search.report import RunRecord, write_report  # noqa: E402
 from sg_search.ros.search_client import SearchClient  # noqa: E402
 from sg_search.search.loop import DecisionRecord  # noqa: E402
@@ -121,6 +122,10 @@ def run_demo(options: DemoOptions) -> int:
         # they run, and wait on services and actions that need threads of their own.
         with spinning(nodes.all, threads=4 * EXECUTOR_THREADS):
             code, search = run_search_goal(client, episode.query, options.reasoner, 0, options.timeout_s)
+            reasoner_name = (
+                options.reasoner
+                or next(n for n in nodes.all if isinstance(n, ReasonerNode)).config.default_reasoner
+            )
             with bridge.world_lock:
                 metrics = run.result(bridge.last_frame)
             planner = next(n for n in nodes.all if isinstance(n, FrontierPlanner))
@@ -128,7 +133,7 @@ def run_demo(options: DemoOptions) -> int:
             with server.lock:
                 graph_copy = server.graph.snapshot()
             states, spec, frontiers = planner.map.states(), planner.spec, [f.goal for f in planner.frontiers]
-    record = _record(episode, options, search, metrics, time.monotonic() - started)
+    record = _record(episode, reasoner_name, search, metrics, time.monotonic() - started)
     from sg_search.scene_graph import SceneGraph
 
     record.graph = SceneGraph()
@@ -173,14 +178,15 @@ def _nodes() -> Iterator[_NodeSet]:
 
 
 def _record(
-    episode: Episode, options: DemoOptions, search: SearchClient, metrics: dict[str, float], wall_s: float
+    episode: Episode, reasoner: str, search: SearchClient, metrics: dict[str, float], wall_s: float
 ) -> RunRecord:
-    """The report's record from the action's result and feedback."""
+    """The report's record from the action's result and feedback; the distance is what the
+    simulated base drove (ObjectNav's path), not only what the skills reported."""
     result, feedback = search.result(), search.feedback
     record = RunRecord(
         episode.query,
         episode.scene,
-        options.reasoner or "default",
+        reasoner,
         False,
         "UNKNOWN",
         metrics=metrics,
@@ -190,14 +196,19 @@ def _record(
         record.success = bool(result.success)
         record.result = "NONE" if result.success else str(result.error_code)
         record.message, record.explanation = result.error_msg, result.explanation
-        record.steps, record.path_length_m = int(result.steps), float(result.path_length)
+        record.steps = int(result.steps)
         if result.success:
             p = result.pose.pose.position
             record.found_id, record.found_xy = result.object_id, (p.x, p.y)
-    actions = {f.step: f.phase for f in feedback if f.phase in ("navigate", "open", "inspect", "close")}
+    record.path_length_m = float(metrics.get("path_m", 0.0))
     record.decisions = [
-        DecisionRecord(f.step, f.target_node_id, f.explanation,
-                       ((f.target_node_id, actions.get(f.step, "-"), float(f.utility), f.explanation),))
-        for f in feedback if f.phase == "reason" and f.target_node_id
-    ]  # fmt: skip
+        DecisionRecord(f.step, f.target_node_id, f.explanation, tuple(_candidate(c) for c in f.candidates))
+        for f in feedback
+        if f.phase == "reason" and f.target_node_id
+    ]
     return record
+
+
+def _candidate(score: Any) -> tuple[str, str, float, str]:
+    """A TargetScore as the report's (id, affordance, utility, why)."""
+    return (score.node_id, SkillAffordance(score.affordance).name.lower(), float(score.utility), score.reason)

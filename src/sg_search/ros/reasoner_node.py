@@ -24,7 +24,7 @@ from sg_search_interfaces.action import ExecuteAffordance, SearchObject
 from sg_search_interfaces.msg import TargetScore
 from sg_search_interfaces.srv import RunGraphCode, SelectTarget
 
-from sg_search.reasoning import ReasonerInput, create_reasoner
+from sg_search.reasoning import ReasonerInput, SkillAffordance, create_reasoner
 from sg_search.reasoning.llm.base import stats_line
 from sg_search.reasoning.registry import reasoner_params_type, section_key
 from sg_search.ros.conversions import point_to_msg
@@ -115,6 +115,12 @@ class ReasonerNode(Node):
                     utility=float(step.utility),
                     explanation=step.explanation,
                     path_length=float(step.path_length),
+                    candidates=[
+                        TargetScore(
+                            node_id=i, affordance=int(SkillAffordance[a.upper()]), utility=float(u), reason=r
+                        )
+                        for i, a, u, r in step.top
+                    ],
                 )
             )
 

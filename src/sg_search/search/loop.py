@@ -72,6 +72,7 @@ class SearchStep:
     utility: float = 0.0
     explanation: str = ""
     path_length: float = 0.0
+    top: tuple[tuple[str, str, float, str], ...] = ()  # "reason": (id, affordance, utility, why), best first
 
 
 @dataclass(frozen=True)
@@ -177,8 +178,13 @@ def run_search(
             continue
         idle_since = clock()
         outcome.explanation = decision.explanation
-        outcome.decisions.append(_record(step, decision, graph))
-        report(SearchStep(step, "reason", best.node_id, best.utility, best.reason, outcome.path_length))
+        record = _record(step, decision, graph)
+        outcome.decisions.append(record)
+        report(
+            SearchStep(
+                step, "reason", best.node_id, best.utility, best.reason, outcome.path_length, record.top
+            )
+        )
         if acting is None:
             sleep(params.step_period_s)
             continue

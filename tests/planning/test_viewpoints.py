@@ -42,3 +42,19 @@ def test_selection_prefers_visible_reachable_viewpoints() -> None:
     assert np.dot(facing, to_target / np.linalg.norm(to_target)) > 0.99
     wall_side = [vp for vp in best if vp.xy[0] < 4.2]
     assert wall_side and max(vp.score for vp in wall_side) < best[0].score
+
+
+def test_reach_points_stand_nearest_the_object_when_no_circle_fits() -> None:
+    from sg_search.mapping.grid import GridSpec
+    from sg_search.planning.geodesic import DistanceField, PlannerParams
+    from sg_search.planning.viewpoints import reach_points
+
+    spec = GridSpec(0.05, 80, 80, 0.0, 0.0)  # 4 m x 4 m, all free but a 1.6 m x 1.6 m bed in the middle
+    free = np.ones(spec.shape, dtype=bool)
+    free[12:68, 12:68] = False  # 0.6..3.4 m: the bed with the base's clearance around it
+    field = DistanceField(free, spec, (0.2, 0.2), PlannerParams(robot_radius=0.0))
+    points = reach_points((2.0, 2.0), free, spec, field.distance, reach_m=1.45)
+    assert points, "cells 1.4 m from the centre are free"
+    gaps = [np.hypot(x - 2.0, y - 2.0) for x, y in points]
+    assert all(g <= 1.45 for g in gaps) and gaps == sorted(gaps)  # nearest to the object first
+    assert reach_points((2.0, 2.0), free, spec, field.distance, reach_m=1.3) == []  # none that close

@@ -33,7 +33,7 @@ from sg_search.perception.detection import RgbdImage
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.perception.pipeline import PerceptionPipeline
 from sg_search.planning.config import FrontierPlannerConfig
-from sg_search.planning.viewpoints import ViewpointParams, box_viewpoints
+from sg_search.planning.viewpoints import ViewpointParams, box_viewpoints, reach_points
 from sg_search.reasoning.base import Candidate
 from sg_search.reasoning.knowledge.model import KnowledgeModel
 from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
@@ -268,28 +268,49 @@ class EmbodiedEpisode:
         return SkillResult(True, travelled, f"at {node.id}")
 
     def _approach(self, node: SceneNode, radii: tuple[float, ...] | None) -> bool:
-        """To the best reachable viewpoint of ``node`` (VVD), then face it."""
-        c = self.config.planner
+        """To the best reachable viewpoint of ``node`` (VVD; for ``radii``, within reach), then
+        face it. The viewpoints are chosen again after a failed drive: the map seen on the way
+        (the far side of a bed, a closed door) changes which ones are reachable."""
         if node.bbox is None:
             return False
-        states = self.robot.map.states()
+        p = self.config.embodied
+        tolerance = p.arrive_m if radii is None else p.reach_tolerance_m  # within reach means within it
+        failed: list[tuple[float, float]] = []
+        for _ in range(3):
+            goal = self._viewpoint(node, radii, failed)
+            if goal is None:
+                return False
+            arrived = self.robot.drive_to(goal, tolerance, p.actions_per_target).success
+            # the planner may snap an unreachable goal to the nearest reachable cell: not the viewpoint
+            if arrived and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution:
+                self.face(node)
+                return True
+            failed.append(goal)
+        return False
+
+    def _viewpoint(
+        self, node: SceneNode, radii: tuple[float, ...] | None, failed: list[tuple[float, float]]
+    ) -> tuple[float, float] | None:
+        """The best viewpoint on the current map at the safest clearance that has one, away
+        from ``failed`` ones; within reach, the nearest reachable cells when no circle has one."""
+        assert node.bbox is not None
+        c = self.config.planner
         params = c.viewpoints() if radii is None else ViewpointParams(radii=radii)
-        views = []
+        states = self.robot.map.states()
         box = (np.array(node.bbox.center), np.array(node.bbox.size))
         for free, field in self.robot.navigator.fields(self.world.pose[:2]):  # safest clearance first
             views = box_viewpoints(
                 *box, states, free, self.robot.spec, params, field.distance,
                 (c.obstacle_min_z, c.obstacle_max_z),
             )  # fmt: skip
-            if views:
-                break
-        p = self.config.embodied
-        tolerance = p.arrive_m if radii is None else p.reach_tolerance_m  # within reach means within it
-        for view in views[:3]:
-            if self.robot.drive_to(view.xy, tolerance, p.actions_per_target).success:
-                self.face(node)
-                return True
-        return False
+            goals = [v.xy for v in views]
+            if radii is not None:  # within reach: also the cells nearest the object, up to reach + tolerance
+                reach = max(radii) + self.config.embodied.reach_tolerance_m
+                goals += reach_points(node.bbox.center[:2], free, self.robot.spec, field.distance, reach)
+            goals = [g for g in goals if all(math.dist(g, f) > 0.3 for f in failed)]
+            if goals:
+                return goals[0]
+        return None
 
     def face(self, node: SceneNode) -> None:
         """Turn the base (30-degree actions) and tilt the camera towards the node; one frame."""

@@ -124,3 +124,29 @@ def box_viewpoints(
     scene = np.array([[x, y, z] for x, y in near for z in heights]).reshape(-1, 3)
     inside = np.all(np.abs(scene - centre) <= half + spec.resolution, axis=1)
     return select_viewpoints(target, scene[~inside], free, spec, params, distance)
+
+
+def reach_points(
+    centre_xy: tuple[float, float],
+    free: NDArray[np.bool_],
+    spec: GridSpec,
+    distance: NDArray[np.float64],
+    reach_m: float,
+    limit: int = 8,
+) -> list[tuple[float, float]]:
+    """Reachable traversable cell centres [m] within ``reach_m`` (horizontal) of ``centre_xy``,
+    nearest to it first (then shortest path), at most ``limit``: where the base can stand to be
+    within reach of an object that no viewpoint circle reaches (in the middle of a bed)."""
+    span = int(np.ceil(reach_m / spec.resolution)) + 1
+    ((row, col),) = spec.to_cells(np.array([centre_xy]))
+    rows = np.arange(max(0, row - span), min(spec.height, row + span + 1))
+    cols = np.arange(max(0, col - span), min(spec.width, col + span + 1))
+    if not len(rows) or not len(cols):
+        return []
+    rr, cc = np.meshgrid(rows, cols, indexing="ij")
+    xy = spec.to_metres(np.stack([rr.ravel(), cc.ravel()], axis=1))
+    gap = np.hypot(xy[:, 0] - centre_xy[0], xy[:, 1] - centre_xy[1])
+    path = distance[rr.ravel(), cc.ravel()]
+    ok = (gap <= reach_m) & free[rr.ravel(), cc.ravel()] & np.isfinite(path)
+    order = np.lexsort((path[ok], gap[ok]))[:limit]
+    return [(float(x), float(y)) for x, y in xy[ok][order]]

@@ -212,7 +212,7 @@ class EmbodiedEpisode:
 
     def distances(self) -> dict[str, float]:
         """Geodesic metres over the map from the base to every node the reasoner may pick."""
-        field = self.robot.field()
+        field = self.robot.frontier_field() or self.robot.field()
         if field is None:
             return {}
         out = {}

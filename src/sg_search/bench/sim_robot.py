@@ -5,8 +5,8 @@ The occupancy map, frontier extraction and :class:`~sg_search.planning.navigator
 are the frontier planner node's, with its parameters (``frontier_planner`` in
 config/sg_search.yaml); :class:`~sg_search.planning.discrete.DiscreteBase` quantises the
 navigator's velocity commands into forward 0.25 m / turn 30 degree actions, one rendered
-frame each. A blocked move marks the cells ahead as occupied (a bumper). Frame ``map``,
-metres, radians.
+frame each; a forward move slides along a wall it grazes (as Habitat's do), and one that is
+blocked outright marks the cells ahead as occupied (a bumper). Frame ``map``, metres, radians.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
 from sg_search.planning.geodesic import DistanceField
-from sg_search.planning.navigator import Navigator, NavResult, turn_towards
+from sg_search.planning.navigator import NavError, Navigator, NavResult, turn_towards
 from sg_search.sim.mujoco.world import Frame, SimWorld
 
 FULL_TURN = 12  # 30-degree turns in a full turn
@@ -56,6 +56,7 @@ class SimRobot:
         self.budget = budget
         self.failures: dict[tuple[float, float], int] = {}  # frontier goal -> failed navigations
         self._field: tuple[int, DistanceField | None] = (-1, None)
+        self._frontiers: tuple[int, list[FrontierSegment], DistanceField | None] = (-1, [], None)
         self.phase = "look-around"  # what the actions are spent on (set by the episode's host)
         self.actions_by_phase: Counter[str] = Counter()
         self.turns = 0  # actions that turned in place
@@ -68,8 +69,12 @@ class SimRobot:
         return (x, y, yaw)
 
     def act(self, forward_m: float, turn_rad: float) -> bool:
-        """One action, then a frame; a blocked move marks what blocked it (the bumper)."""
-        moved = self.world.move(forward_m, turn_rad)
+        """One action, then a frame. A forward move blocked by a wall slides along it (Habitat's
+        default, ``allow_sliding``); one that cannot move at all marks what blocked it (the
+        bumper) and reports it."""
+        before = self.world.pose[:2]
+        self.world.step_velocity(forward_m, turn_rad, 1.0)
+        moved = forward_m == 0.0 or math.dist(before, self.world.pose[:2]) > 1e-6
         self.steps += 1
         self.actions_by_phase[self.phase] += 1
         self.turns += forward_m == 0.0
@@ -130,23 +135,36 @@ class SimRobot:
         return self._field[1]
 
     def open_frontiers(self) -> list[FrontierSegment]:
-        """Frontiers reachable over the map, without those given up."""
-        field = self.field()
-        segments = self.frontiers.extract(self.map.states(), self.spec, field.distance if field else None)
-        return [
-            s
-            for s in segments
-            if sum(n for g, n in self.failures.items() if math.dist(s.goal, g) <= 0.5) < MAX_FAILURES
-        ]
+        """Frontiers reachable over the map at the safest clearance that reaches any (a narrow
+        door is passed with less), without those given up; kept until the next action."""
+        if self._frontiers[0] != self.steps:
+            states, found, used = self.map.states(), [], None
+            for _, field in self.navigator.fields(self.world.pose[:2]):
+                used = field
+                found = [
+                    s
+                    for s in self.frontiers.extract(states, self.spec, field.distance)
+                    if sum(n for g, n in self.failures.items() if math.dist(s.goal, g) <= 0.5) < MAX_FAILURES
+                ]
+                if found:
+                    break
+            self._frontiers = (self.steps, found, used)
+        return self._frontiers[1]
+
+    def frontier_field(self) -> DistanceField | None:
+        """The distance field the open frontiers were found in (see :meth:`open_frontiers`)."""
+        self.open_frontiers()
+        return self._frontiers[2]
 
     def explore_step(self, max_actions: int) -> bool:
         """Drive towards the nearest open frontier; False when none is left."""
-        field = self.field()
-        segments = self.open_frontiers()
-        if field is None or not segments:
+        segments, field = self.open_frontiers(), self.frontier_field()
+        if not segments or field is None:
             return False
         goal = min(segments, key=lambda s: field.distance_to(s.goal)).goal
         before = self.steps
-        if not self.drive_to(goal, self.planner.goal_tolerance, max_actions).success or self.steps == before:
+        result = self.drive_to(goal, self.planner.goal_tolerance, max_actions)
+        paused = result.code == NavError.CANCELED and not self.out_of_actions  # its share of actions used
+        if not (result.success or paused) or self.steps == before:
             self.failures[goal] = self.failures.get(goal, 0) + 1  # also: there, yet still a frontier
         return True

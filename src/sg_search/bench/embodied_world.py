@@ -33,6 +33,7 @@ from sg_search.perception.detection import RgbdImage
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.perception.pipeline import PerceptionPipeline
 from sg_search.planning.config import FrontierPlannerConfig
+from sg_search.planning.discrete import DiscreteParams
 from sg_search.planning.viewpoints import ViewpointParams, box_viewpoints, reach_points
 from sg_search.reasoning.base import Candidate
 from sg_search.reasoning.knowledge.model import KnowledgeModel
@@ -73,6 +74,7 @@ class EmbodiedParams:
         reach_radii: viewpoint circles [m] for manipulation (within reach).
         reach_tolerance_m: how close [m] to such a viewpoint the base must get.
         rooms_every: re-segment rooms at most every this many frames.
+        forward_step_m, turn_step_deg: Habitat's action sizes [m, deg] (forward, turn).
     """
 
     max_actions: int = 500
@@ -81,6 +83,12 @@ class EmbodiedParams:
     reach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
     reach_tolerance_m: float = 0.1
     rooms_every: int = 20
+    forward_step_m: float = 0.25
+    turn_step_deg: float = 30.0
+
+    def discrete(self) -> DiscreteParams:
+        """The action sizes of the discrete base."""
+        return DiscreteParams(self.forward_step_m, math.radians(self.turn_step_deg))
 
 
 @dataclass(frozen=True)
@@ -137,7 +145,7 @@ class EmbodiedEpisode:
         self.world = episode_world(episode, c.sim.camera())
         x, y, _ = self.world.pose
         self.world.set_pose(x, y, 0.0, tilt=c.sim.camera_tilt_rad)
-        self.robot = SimRobot(self.world, c.planner, p.max_actions, on_frame=self._perceive)
+        self.robot = SimRobot(self.world, c.planner, p.max_actions, self._perceive, p.discrete())
         detector = GroundTruthDetector(noise, seed=c.perception.seed) if noise is not None else None
         self.perception = PerceptionPipeline(c.perception, detector)
         self.scene_graph = SceneGraph(c.graph.history_limit, c.graph.max_frame_ids)

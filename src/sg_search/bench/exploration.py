@@ -39,7 +39,8 @@ def explorer_for(
     world: SimWorld, on_frame: Callable[[Frame], None] | None = None, budget: int = STEP_BUDGET
 ) -> SimRobot:
     """The simulated robot with the stack's planner parameters and ``budget`` actions."""
-    return SimRobot(world, StackConfig.load().planner, budget, on_frame)
+    config = StackConfig.load()
+    return SimRobot(world, config.planner, budget, on_frame, config.embodied.discrete())
 
 
 def explore(robot: SimRobot, after: Callable[[], None] = lambda: None) -> None:

@@ -103,6 +103,7 @@ class AffordanceExecutorNode(Node):
                 else:
                     report = self._policy.execute(Candidate(goal.node_id, affordance), graph)
                     report_code, message = ExecutorError(report.code), report.message
+                    result.path_length = float(report.path_length)
             if handle.is_cancel_requested:
                 report_code, message = ExecutorError.CANCELED, "canceled"
             result.error_code, result.error_msg = int(report_code), message

@@ -207,6 +207,7 @@ class RosWorld:
         result = future.result().result
         return ExecutionReport(
             result.error_code == 0,
+            float(result.path_length),
             message=result.error_msg,
             code=int(result.error_code),
             fatal=result.error_code == ExecuteAffordance.Result.UNAVAILABLE,

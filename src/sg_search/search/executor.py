@@ -7,9 +7,9 @@ INSPECT approaches the best viewpoint and looks (the surface becomes EXPLORED); 
 approaches, closes and marks it CLOSED. Navigation is retried once when the skill says a
 retry is safe (a re-plan, not a manipulation); manipulation is never retried blindly.
 
-The skills themselves are injected: the embedded simulator's (:mod:`sg_search.search.embodied`)
-or the ROS node's (planner action, simulator services or the HSR driver). Result codes equal
-the ExecuteAffordance action's constants.
+The skills themselves are injected: the in-process simulator world's
+(:mod:`sg_search.bench.embodied_world`) or the ROS node's (planner action, simulator services
+or the HSR driver). Result codes equal the ExecuteAffordance action's constants.
 """
 
 from __future__ import annotations

@@ -88,3 +88,17 @@ def test_unknown_node_and_room_exploration() -> None:
     assert missing.code == ExecutorError.UNKNOWN_NODE and not skills.calls
     assert executor.execute(Candidate("kitchen", SkillAffordance.NAVIGATE), _graph()).success
     assert skills.states == {"kitchen": NodeState.EXPLORED}
+
+
+def test_a_frontier_the_base_is_already_at_is_a_failure_not_an_endless_success() -> None:
+    graph = _graph()
+    graph.upsert_node(SceneNode("frontier_0", Layer.REGION, "frontier", position=(1.0, 0.0, 0.0)))
+    there = AffordanceExecutor(RecordingSkills(navigation=[SkillResult(True, 0.0, "at frontier_0")]))
+    report = there.execute(Candidate("frontier_0", SkillAffordance.NAVIGATE), graph)
+    assert (
+        not report.success
+        and report.code == ExecutorError.NAVIGATION_FAILED
+        and "stays open" in report.message
+    )
+    moved = AffordanceExecutor(RecordingSkills(navigation=[SkillResult(True, 1.5)]))
+    assert moved.execute(Candidate("frontier_0", SkillAffordance.NAVIGATE), graph).success

@@ -2,8 +2,9 @@
 
 A reasoner picks (node, affordance); the executor turns that into skills and keeps the
 graph's node states honest: NAVIGATE drives to a frontier or into a room (the room becomes
-EXPLORED); OPEN approaches within reach, opens, marks the container OPEN and looks inside;
-INSPECT approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE
+EXPLORED; a frontier the base is already at, and which stays open, is a failure, so that the
+search does not choose it forever); OPEN approaches within reach, opens, marks the container
+OPEN and looks inside; INSPECT approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE
 approaches, closes and marks it CLOSED. Navigation is retried once when the skill says a
 retry is safe (a re-plan, not a manipulation); manipulation is never retried blindly.
 
@@ -89,6 +90,10 @@ class AffordanceExecutor:
         affordance = candidate.affordance
         if affordance == SkillAffordance.NAVIGATE:
             result = self._navigate(node, "explore")
+            if result.success and node.kind == "frontier" and result.path_length == 0.0:
+                # there already and it is still a frontier: going there again shows nothing new
+                message = f"already at frontier {node.id}, which stays open: nothing new to see from here"
+                return _failed(ExecutorError.NAVIGATION_FAILED, message)
             if result.success and node.layer == Layer.ROOM:
                 self.skills.set_state(node.id, NodeState.EXPLORED)
             return _report(result, ExecutorError.NAVIGATION_FAILED)

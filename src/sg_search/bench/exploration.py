@@ -5,9 +5,9 @@ and navigator, in Habitat's actions, one rendered 160x120 frame each, camera pit
 down) starts with a full turn, then always drives towards the nearest reachable frontier
 (re-chosen every 24 actions); a frontier is given up after three failed navigations.
 Coverage = share of the reachable ground truth (the layout raster's traversable cells
-connected to the start) whose cell the
-map holds as free. Geodesic accuracy: after exploring, distances from the start over the
-built map against the ground-truth raster, for reachable points the map also reaches.
+connected to the start) whose cell the map holds as free. Geodesic accuracy: after
+exploring, distances from the start over the built map against the ground-truth raster, for
+reachable points the map also reaches.
 Houses: the test split's scenes (layout seed 0), or ``--episodes`` of them.
 """
 

@@ -25,7 +25,7 @@ def test_an_episode_is_found_verified_and_counted_as_objectnav_success() -> None
         assert rooms and any(r.category == "kitchen" for r in rooms)
         assert env.scene_graph.node(outcome.found.id).room_id in {r.id for r in rooms}
         assert not env.robot.out_of_actions
-        facts = env.facts(outcome, True, False)
+        facts = env.facts(outcome, metrics["success"] > 0, env.robot.out_of_actions)
         assert facts.entered_room and facts.detected and facts.fused and facts.found_target
         assert classify(facts) == EndCause.FOUND
         spent = env.robot.actions_by_phase

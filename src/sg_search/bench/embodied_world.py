@@ -57,11 +57,6 @@ from sg_search.sim.mujoco.world import Frame, SimError
 TARGET = "target"  # the simulator's id of the episode's target object
 
 
-def _mostly(sources: Mapping[str, int]) -> str:
-    """The simulator id an instance was fused from most often ("" if none)."""
-    return max(sources.items(), key=lambda kv: kv[1])[0] if sources else ""
-
-
 @dataclass(frozen=True)
 class EmbodiedParams:
     """The in-process episode's budgets and tolerances (``embodied`` in config/sg_search.yaml);
@@ -182,7 +177,7 @@ class EmbodiedEpisode:
             self.recent_rgb.popitem(last=False)
         image = RgbdImage(frame.rgb, frame.depth, frame.instance, frame.instances)
         update = self.perception.process(image, frame.intrinsics, frame.T_map_camera)
-        self.target_nodes.update(i.instance_id for i in update.confirmed if _mostly(i.sources) == TARGET)
+        self.target_nodes.update(i.instance_id for i in update.confirmed if i.main_source == TARGET)
         if update:
             self.builder.integrate(
                 self.frames, [i.as_object_instance() for i in update.confirmed], update.removed
@@ -252,7 +247,7 @@ class EmbodiedEpisode:
 
     def cooccurrence(self, labels: Sequence[str], goal: str) -> list[float]:
         """p(goal with label) from the commonsense knowledge (verification's context)."""
-        return [float(v) for v in self.knowledge.cooccurrence(labels, [goal] * len(labels))]
+        return self.knowledge.cooccurrence_with(labels, goal)
 
     # ------------------------------------------------------------------ skills
     def navigate(self, node: SceneNode, purpose: str) -> SkillResult:

@@ -101,9 +101,9 @@ def score_instances(instances: InstanceMap, truth: Truth) -> dict[str, float]:
     correct = 0
     confirmed = instances.confirmed()
     for instance in confirmed:
-        if not instance.sources:
+        source = instance.main_source
+        if not source:
             continue
-        source = max(instance.sources.items(), key=lambda kv: kv[1])[0]
         if source in visible and instance.category == truth.category[source]:
             correct += 1
             found[source].append(instance)

@@ -56,7 +56,11 @@ class SimRobot:
         self.budget = budget
         self.failures: dict[tuple[float, float], int] = {}  # frontier goal -> failed navigations
         self._field: tuple[int, DistanceField | None] = (-1, None)
-        self._frontiers: tuple[int, list[FrontierSegment], DistanceField | None] = (-1, [], None)
+        self._frontiers: tuple[tuple[int, int], list[FrontierSegment], DistanceField | None] = (
+            (-1, 0),
+            [],
+            None,
+        )
         self.phase = "look-around"  # what the actions are spent on (set by the episode's host)
         self.actions_by_phase: Counter[str] = Counter()
         self.turns = 0  # actions that turned in place
@@ -137,7 +141,8 @@ class SimRobot:
     def open_frontiers(self) -> list[FrontierSegment]:
         """Frontiers reachable over the map at the safest clearance that reaches any (a narrow
         door is passed with less), without those given up; kept until the next action."""
-        if self._frontiers[0] != self.steps:
+        key = (self.steps, sum(self.failures.values()))  # the map, the pose or a given-up goal changed
+        if self._frontiers[0] != key:
             states, found, used = self.map.states(), [], None
             for _, field in self.navigator.fields(self.world.pose[:2]):
                 used = field
@@ -148,7 +153,7 @@ class SimRobot:
                 ]
                 if found:
                     break
-            self._frontiers = (self.steps, found, used)
+            self._frontiers = (key, found, used)
         return self._frontiers[1]
 
     def frontier_field(self) -> DistanceField | None:

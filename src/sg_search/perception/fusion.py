@@ -90,6 +90,11 @@ class Instance:
     upper: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
     centroid: NDArray[np.float64] = field(default_factory=lambda: np.zeros(3))
 
+    @property
+    def main_source(self) -> str:
+        """Evaluation: the simulator id most of its detections came from ("" if none)."""
+        return max(self.sources.items(), key=lambda kv: kv[1])[0] if self.sources else ""
+
     def refresh_geometry(self) -> None:
         """Recompute box and centroid [m] from the voxels."""
         centres = key_centres(self.keys, self.voxel)

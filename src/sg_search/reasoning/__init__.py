@@ -13,7 +13,7 @@ from sg_search.reasoning.base import (
     actionable_candidates,
     actionable_nodes,
 )
-from sg_search.reasoning.registry import available_reasoners, create_reasoner, register_reasoner
+from sg_search.reasoning.registry import available_reasoners, create_reasoner
 
 __all__ = [
     "Candidate",
@@ -25,5 +25,4 @@ __all__ = [
     "actionable_nodes",
     "available_reasoners",
     "create_reasoner",
-    "register_reasoner",
 ]

@@ -4,7 +4,6 @@ Reasoners are plugins: every installed distribution's entry points in the group
 ``sg_search.reasoners`` (``name = module:factory``, ``factory(params) -> Reasoner``) are
 available by name, this package's own among them (setup.py), so a lab adds a reasoner by
 installing a package. A factory is imported only when its reasoner is made.
-:func:`register_reasoner` adds one in-process (a notebook, a test).
 
 Each reasoner reads its own settings from its section of the reasoner's parameters
 (``reasoner: ros__parameters: <name>: {...}`` in config/sg_search.yaml, as Nav2's plugins
@@ -24,7 +23,6 @@ from sg_search.reasoning.base import Reasoner
 ENTRY_POINT_GROUP = "sg_search.reasoners"
 
 ReasonerFactory = Callable[[Mapping[str, Any]], Reasoner]
-_FACTORIES: dict[str, ReasonerFactory] = {}
 F = TypeVar("F")
 
 
@@ -48,25 +46,13 @@ def reasoner_params_type(name: str) -> type | None:
     return getattr(_factory(name), "params_type", None)
 
 
-def register_reasoner(name: str) -> Callable[[ReasonerFactory], ReasonerFactory]:
-    """Decorator: make ``factory(params) -> Reasoner`` available under ``name`` in this process."""
-
-    def wrap(factory: ReasonerFactory) -> ReasonerFactory:
-        if name in _FACTORIES or name in _plugins():
-            raise ValueError(f"reasoner {name!r} is registered twice")
-        _FACTORIES[name] = factory
-        return factory
-
-    return wrap
-
-
 def _plugins() -> dict[str, Any]:
     return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
 
 
 def available_reasoners() -> list[str]:
     """Every name :func:`create_reasoner` accepts, sorted."""
-    return sorted({*_FACTORIES, *_plugins()})
+    return sorted(_plugins())
 
 
 def create_reasoner(name: str, params: Mapping[str, Any] | None = None) -> Reasoner:
@@ -80,9 +66,6 @@ def create_reasoner(name: str, params: Mapping[str, Any] | None = None) -> Reaso
 
 
 def _factory(name: str) -> ReasonerFactory:
-    factory = _FACTORIES.get(name)
-    if factory is not None:
-        return factory
     plugin = _plugins().get(name)
     if plugin is None:
         raise KeyError(f"unknown reasoner {name!r}; available: {', '.join(available_reasoners())}")

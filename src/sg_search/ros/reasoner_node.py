@@ -223,7 +223,8 @@ class ReasonerNode(Node):
             from sg_search.reasoning.knowledge.model import KnowledgeModel
 
             self._knowledge = KnowledgeModel.load_default()
-        return [float(v) for v in self._knowledge.cooccurrence(list(labels), [goal] * len(labels))]
+        scores: list[float] = self._knowledge.cooccurrence_with(labels, goal)
+        return scores
 
     def _on_select(
         self, request: SelectTarget.Request, response: SelectTarget.Response

@@ -24,14 +24,14 @@ from sg_search_interfaces.action import ExecuteAffordance
 from sg_search_interfaces.msg import ObjectObservationArray
 from sg_search_interfaces.srv import GetGeodesicDistances
 
-from sg_search.geometry import Pose2D, TransformError, yaw_from_quat
+from sg_search.geometry import Pose2D
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.perception_node import rgb_from_msg, stamp_of
 from sg_search.ros.qos import SENSOR_QOS
-from sg_search.ros.tf import create_transform_source
+from sg_search.ros.tf import base_pose, create_transform_source
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.search.reports import ExecutionReport
@@ -124,11 +124,7 @@ class RosSensing:
 
     def pose(self) -> Pose2D | None:
         """The base in ``map_frame`` from TF, or None when TF does not know it."""
-        try:
-            t = self.tf.lookup(self.config.map_frame, self.config.base_frame)
-        except TransformError:
-            return None
-        return (float(t.translation[0]), float(t.translation[1]), yaw_from_quat(t.rotation))
+        return base_pose(self.tf, self.config.map_frame, self.config.base_frame)
 
     def recent_images(self) -> Mapping[int, Any]:
         """Recent RGB frames by perception's frame index."""

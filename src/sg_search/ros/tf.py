@@ -18,7 +18,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from tf2_msgs.msg import TFMessage
 
-from sg_search.geometry import Transform, TransformBuffer, TransformError
+from sg_search.geometry import Pose2D, Transform, TransformBuffer, TransformError, yaw_from_quat
 
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
 TF_STATIC_QOS = QoSProfile(
@@ -47,6 +47,15 @@ def wait_for_transform(
             if time.monotonic() >= deadline:
                 raise
             time.sleep(0.01)
+
+
+def base_pose(source: TransformSource, map_frame: str, base_frame: str) -> Pose2D | None:
+    """(x, y, yaw) of ``base_frame`` in ``map_frame`` [m, rad], or None while TF lacks it."""
+    try:
+        t = source.lookup(map_frame, base_frame)
+    except TransformError:
+        return None
+    return (float(t.translation[0]), float(t.translation[1]), yaw_from_quat(t.rotation))
 
 
 def transform_from_msg(msg: TransformStamped) -> tuple[str, str, float, Transform]:

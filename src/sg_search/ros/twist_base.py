@@ -8,9 +8,9 @@ import time
 from geometry_msgs.msg import Twist
 from rclpy.publisher import Publisher
 
-from sg_search.geometry import Pose2D, TransformError, yaw_from_quat
+from sg_search.geometry import Pose2D
 from sg_search.planning.follower import Command
-from sg_search.ros.tf import TransformSource
+from sg_search.ros.tf import TransformSource, base_pose
 
 
 class TwistBase:
@@ -24,11 +24,7 @@ class TwistBase:
 
     def pose(self) -> Pose2D | None:
         """The base in the map, or None while TF does not know it."""
-        try:
-            t = self.tf.lookup(self.map_frame, self.base_frame)
-        except TransformError:
-            return None
-        return (float(t.translation[0]), float(t.translation[1]), yaw_from_quat(t.rotation))
+        return base_pose(self.tf, self.map_frame, self.base_frame)
 
     def command(self, command: Command) -> bool:
         """Publish the command, then wait one control period."""

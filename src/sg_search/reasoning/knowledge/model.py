@@ -146,5 +146,10 @@ class KnowledgeModel:
         """p(queries[i] is in/on objects[i]) for each i, in [0, 1] (objects = furniture/containers)."""
         return self._pairs("cooccurrence", objects, queries)
 
+    def cooccurrence_with(self, labels: Sequence[str], goal: str) -> list[float]:
+        """p(goal is in/on/with each label): verification's context term
+        (:data:`sg_search.search.verification.Cooccurrence`)."""
+        return [float(v) for v in self.cooccurrence(list(labels), [goal] * len(labels))]
+
 
 _DEFAULT: KnowledgeModel | None = None

@@ -63,7 +63,15 @@ def _handler(state: ScriptedLlm) -> type[BaseHTTPRequestHandler]:
             for key, value in headers.items():
                 self.send_header(key, value)
             self.end_headers()
+            self._leave()  # before the body: the client can act on the reply only after this
             self.wfile.write(data)
+
+        def _leave(self) -> None:
+            """This request is no longer in flight (once, however the handler ends)."""
+            with state.lock:
+                if getattr(self, "_in_flight", False):
+                    self._in_flight = False
+                    state.in_flight -= 1
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -71,14 +79,14 @@ def _handler(state: ScriptedLlm) -> type[BaseHTTPRequestHandler]:
                 state.requests.append(body)
                 state.in_flight += 1
                 state.in_flight_max = max(state.in_flight_max, state.in_flight)
+                self._in_flight = True
                 failing = state.fail_after is not None and len(state.requests) > state.fail_after
             try:
                 self._reply(body, failing)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (its timeout): nothing to answer
             finally:
-                with state.lock:
-                    state.in_flight -= 1
+                self._leave()
 
         def _reply(self, body: dict[str, Any], failing: bool) -> None:
             if failing:

@@ -31,6 +31,9 @@ class SimulatedHsr:
     def joints(self) -> dict[str, float]:
         return dict(self.robot.joints)
 
+    def joints_stamp(self) -> float:
+        return self.t
+
     def command_base(self, vx: float, vy: float, wz: float) -> None:
         self.robot.twist = (vx, vy, wz)
         self.base_commands.append((vx, vy, wz))

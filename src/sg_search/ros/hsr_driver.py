@@ -73,6 +73,7 @@ class HsrDriver(Node):
         self.tf = create_transform_source(self)
         self.pose: tuple[float, float, float] | None = None
         self.joints: dict[str, float] = {}
+        self._joints_stamp = 0.0
         self.estop = False
         self._skill = threading.Lock()
         self._last_cmd = 0.0
@@ -108,6 +109,8 @@ class HsrDriver(Node):
 
     def _on_joints(self, msg: JointState) -> None:
         self.joints.update(zip(msg.name, (float(v) for v in msg.position), strict=False))
+        stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        self._joints_stamp = stamp or time.monotonic()  # a driver without stamps: arrival time
 
     def _on_estop(self, msg: Bool) -> None:
         if msg.data and not self.estop:
@@ -142,6 +145,10 @@ class HsrDriver(Node):
     def joint_positions(self) -> dict[str, float]:
         """The latest joint positions."""
         return dict(self.joints)
+
+    def joints_stamp(self) -> float:
+        """The header stamp [s] of the latest joint_states."""
+        return self._joints_stamp
 
     def command_base(self, vx: float, vy: float, wz: float) -> None:
         """Omni-base velocity in the base frame."""
@@ -255,6 +262,9 @@ class _Hardware:
 
     def joints(self) -> dict[str, float]:
         return self.node.joint_positions()
+
+    def joints_stamp(self) -> float:
+        return self.node.joints_stamp()
 
     def command_base(self, vx: float, vy: float, wz: float) -> None:
         self.node.command_base(vx, vy, wz)

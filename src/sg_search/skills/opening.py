@@ -66,6 +66,10 @@ class HsrHardware(Protocol):
         """The latest joint positions by name [rad or m]."""
         ...
 
+    def joints_stamp(self) -> float:
+        """When the latest joint positions were measured [s, the hardware's clock]."""
+        ...
+
     def command_base(self, vx: float, vy: float, wz: float) -> None:
         """Omni-base velocity in the base frame [m/s, rad/s]; zeros stop it."""
         ...
@@ -255,18 +259,20 @@ class HsrSkills:
             report("pull", k / c.pull_waypoints)
 
     def _gripper_settled(self, still_s: float = 0.3) -> Callable[[], bool]:
-        """A test for "the closing gripper stopped": fully closed, or not moving for
-        ``still_s`` seconds (stalled on something) below the open position."""
+        """A test for "the closing gripper stopped": fully closed, or unchanged over
+        measurements ``still_s`` seconds apart (stalled on something) below the open position.
+        Measurement stamps, not the clock now: a robot whose joint states come late has not
+        stalled."""
         c = self.config
-        last: dict[str, float] = {"position": math.nan, "changed": self.hw.now()}
+        last: dict[str, float] = {"position": math.nan, "changed": self.hw.joints_stamp()}
 
         def settled() -> bool:
-            now = self.hw.joints().get(GRIPPER_JOINT, math.nan)
-            if not abs(now - last["position"]) < 1e-3:
-                last["position"], last["changed"] = now, self.hw.now()
-            if now <= c.gripper_closed + c.joint_tolerance:
+            position, stamp = self.hw.joints().get(GRIPPER_JOINT, math.nan), self.hw.joints_stamp()
+            if not abs(position - last["position"]) < 1e-3:
+                last["position"], last["changed"] = position, stamp
+            if position <= c.gripper_closed + c.joint_tolerance:
                 return True
-            return self.hw.now() - last["changed"] >= still_s and now < c.gripper_open - 0.05
+            return stamp - last["changed"] >= still_s and position < c.gripper_open - 0.05
 
         return settled
 

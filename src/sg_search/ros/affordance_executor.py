@@ -34,7 +34,7 @@ from sg_search_interfaces.srv import SetContainer, SetNodeState
 from sg_search.planning.navigator import turn_towards
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.conversions import point_to_msg
-from sg_search.ros.futures import wait_future
+from sg_search.ros.futures import goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.params import declare_config
 from sg_search.ros.tf import create_transform_source
@@ -151,12 +151,13 @@ class AffordanceExecutorNode(Node):
         nav = response.result
         if node.kind == "frontier" and nav.error_code == NavigateTo.Result.UNKNOWN_NODE:
             return SkillResult(True, message=f"{node.id} is gone: mapped since the graph listed it")
-        ok = nav.error_code == NavigateTo.Result.NONE
+        failure = goal_failure(response, "frontier planner")
+        ok = not failure and nav.error_code == NavigateTo.Result.NONE
         code = ExecutorError.NONE if ok else ExecutorError.NAVIGATION_FAILED
         if nav.error_code == NavigateTo.Result.CANCELED:
             code = ExecutorError.CANCELED
         retryable = nav.error_code in (NavigateTo.Result.STUCK, NavigateTo.Result.NO_VALID_PATH)
-        message = f"at {node.id}" if ok else f"navigation to {node.id} ({purpose}): {nav.error_msg}"
+        message = f"at {node.id}" if ok else f"navigation to {node.id} ({purpose}): {failure or nav.error_msg}"
         return SkillResult(ok, float(nav.path_length), message, retryable and not self._canceled(), code)
 
     def _run_action(self, client: ActionClient, goal: Any, timeout_s: float, what: str) -> Any:
@@ -211,12 +212,13 @@ class AffordanceExecutorNode(Node):
                 )
             except Unavailable as exc:
                 return SkillResult(False, message=str(exc), code=ExecutorError.UNAVAILABLE)
-            if response is None or response.result.error_code != OpenContainer.Result.SUCCESS:
-                why = (
-                    "timed out"
-                    if response is None
-                    else f"{response.result.failed_step}: {response.result.error_msg}"
-                )
+            if response is None:
+                why = "timed out"
+            elif response.result.error_code != OpenContainer.Result.SUCCESS:
+                why = f"{response.result.failed_step}: {response.result.error_msg}"
+            else:  # "no error" in the result of a goal that did not succeed: the driver failed
+                why = goal_failure(response, "HSR driver")
+            if why:
                 return SkillResult(
                     False, message=f"open {node.id}: {why}", code=ExecutorError.MANIPULATION_FAILED
                 )

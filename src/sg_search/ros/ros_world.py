@@ -27,7 +27,7 @@ from sg_search_interfaces.srv import GetGeodesicDistances
 from sg_search.geometry import Pose2D
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.conversions import point_to_msg
-from sg_search.ros.futures import wait_future
+from sg_search.ros.futures import goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.perception_node import rgb_from_msg, stamp_of
 from sg_search.ros.qos import SENSOR_QOS
@@ -200,11 +200,13 @@ class RosWorld:
                 time.sleep(0.05)
         finally:
             self._in_flight = None
-        result = future.result().result
+        response = future.result()
+        result = response.result
+        failure = goal_failure(response, "affordance executor")
         return ExecutionReport(
-            result.error_code == 0,
+            not failure and result.error_code == 0,
             float(result.path_length),
-            message=result.error_msg,
+            message=failure or result.error_msg,
             code=int(result.error_code),
             fatal=result.error_code == ExecuteAffordance.Result.UNAVAILABLE,
         )

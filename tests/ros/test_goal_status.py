@@ -1,0 +1,60 @@
+"""A crashed action server is a failure, not a success: rclpy aborts the goal of an execute
+callback that raised with an empty result, whose ``error_code`` 0 reads as "no error". The
+reasoner's world (reading the affordance executor) and the affordance executor (reading the
+planner) check the goal's status first. The crashing servers are real action servers over
+DDS in the test's node."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import pytest
+from rclpy.action import ActionClient, ActionServer
+from rclpy.node import Node
+from sg_search_interfaces.action import ExecuteAffordance, NavigateTo
+from test_stack_over_dds import SCENE, STARTUP_S
+
+from sg_search.reasoning.base import Candidate, SkillAffordance
+from sg_search.ros.futures import wait_future
+from sg_search.ros.ros_world import RosWorld
+from sg_search.search.config import ReasonerNodeConfig
+from sg_search.search.executor import ExecutorError
+
+pytestmark = pytest.mark.ros
+
+
+def _crash(handle: Any) -> Any:
+    raise RuntimeError("a bug in the server")
+
+
+def test_the_reasoner_world_reads_a_crashed_executor_as_a_failure(ros_node: Node) -> None:
+    ActionServer(ros_node, ExecuteAffordance, "crashing_executor", execute_callback=_crash)
+    client = ActionClient(ros_node, ExecuteAffordance, "crashing_executor")
+    assert client.wait_for_server(timeout_sec=20.0)
+    sensing = types.SimpleNamespace(config=ReasonerNodeConfig())  # execute() reads only its config
+    world = RosWorld(sensing, client, should_stop=lambda: False)  # type: ignore[arg-type]
+
+    report = world.execute(Candidate("cabinet_0", SkillAffordance.OPEN))
+
+    assert not report.success
+    assert "affordance executor" in report.message and "ABORTED" in report.message, report.message
+
+
+def test_the_executor_reads_a_crashed_planner_as_a_failed_navigation(start_node: Any, ros_node: Node) -> None:
+    ActionServer(ros_node, NavigateTo, "crashing_planner", execute_callback=_crash)
+    start_node("scene_graph_server", "-p", f"prior_scene_file:={SCENE}")
+    start_node(
+        "affordance_executor", "-p", "navigate_action:=crashing_planner", "-p", "navigation_retries:=0"
+    )
+    client = ActionClient(ros_node, ExecuteAffordance, "execute_affordance")
+    assert client.wait_for_server(timeout_sec=STARTUP_S), "the affordance executor never came up"
+    goal = ExecuteAffordance.Goal(node_id="kitchen_0", affordance=int(SkillAffordance.NAVIGATE))
+
+    handle = wait_future(client.send_goal_async(goal), 20.0)
+    assert handle is not None and handle.accepted
+    response = wait_future(handle.get_result_async(), 60.0)
+
+    assert response is not None
+    assert response.result.error_code == ExecutorError.NAVIGATION_FAILED, response.result
+    assert "frontier planner" in response.result.error_msg, response.result.error_msg

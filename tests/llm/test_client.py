@@ -166,6 +166,24 @@ def test_cache_key_covers_model_and_parameters(tmp_path: Path) -> None:
         assert len(server.requests) == 3
 
 
+@pytest.mark.parametrize("damage", ["{truncated", "\xff\xfe not utf-8", '["a list"]', '{"usage": {}}'])
+def test_a_damaged_cache_entry_is_a_miss_that_the_fresh_answer_replaces(tmp_path: Path, damage: str) -> None:
+    with scripted_llm(lambda _: '{"x": 1}') as server:
+        client_for(server.base_url, cache_dir=str(tmp_path)).complete_json(ASK)
+        (entry,) = tmp_path.glob("*.json")
+        entry.write_bytes(damage.encode("latin-1"))
+        assert client_for(server.base_url, cache_dir=str(tmp_path)).complete_json(ASK) == {"x": 1}
+        assert len(server.requests) == 2  # asked again
+        assert json.loads(entry.read_text())["text"] == '{"x": 1}'  # and repaired
+
+
+def test_a_cache_that_cannot_be_written_costs_the_cache_not_the_answer(tmp_path: Path) -> None:
+    blocked = tmp_path / "a file, not a folder"
+    blocked.write_text("")
+    with scripted_llm(lambda _: '{"x": 1}') as server:
+        assert client_for(server.base_url, cache_dir=str(blocked / "cache")).complete_json(ASK) == {"x": 1}
+
+
 def test_structured_output_modes_and_downgrade_when_schemas_are_refused() -> None:
     schema = {"type": "object", "properties": {"room": {"type": "string"}}}
 

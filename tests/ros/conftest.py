@@ -59,6 +59,18 @@ class NodeProcess:
         self.process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=dict(os.environ)
         )
+        self._lines: list[str] = []  # read as it comes: a full pipe would block the node
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self._lines.append(line)
+
+    def output_so_far(self) -> str:
+        """What the node has printed (stdout and stderr) until now."""
+        return "".join(self._lines)
 
     def stop(self) -> str:
         if self.process.poll() is None:
@@ -67,8 +79,8 @@ class NodeProcess:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
-        out = self.process.stdout.read() if self.process.stdout else ""
-        return out
+        self._reader.join(timeout=5)
+        return self.output_so_far()
 
 
 @pytest.fixture

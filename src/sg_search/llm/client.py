@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import io
 import json
+import logging
 import os
 import re
 import threading
@@ -39,6 +40,8 @@ from typing import Any
 import numpy as np
 
 from sg_search.llm.prompts import render
+
+log = logging.getLogger(__name__)
 
 Message = dict[str, Any]
 JsonCheck = Callable[[dict[str, Any]], str | None]
@@ -251,17 +254,21 @@ class ChatClient:
         if response_format is not None:
             request["response_format"] = response_format
         cached = self._cache / f"{self._key(request)}.json" if self._cache else None
-        if cached is not None and cached.is_file():
-            entry = json.loads(cached.read_text())
+        entry = _read_cache_entry(cached) if cached is not None else None
+        if entry is not None:
             self._count(entry.get("usage", {}), cache_hit=True)
             return str(entry["text"])
         text, usage = self._request(request)
         self._count(usage, cache_hit=False)
         if cached is not None:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"model": self.config.model, "text": text, "usage": usage, **request}))
-            tmp.replace(cached)  # atomic: an interrupted run never leaves half an answer
+            try:
+                cached.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+                entry = {"model": self.config.model, "text": text, "usage": usage, **request}
+                tmp.write_text(json.dumps(entry))
+                tmp.replace(cached)  # atomic: an interrupted run never leaves half an answer
+            except OSError as exc:  # a full disk costs the cache, not the answer
+                log.warning("LLM cache: could not write %s: %s", cached, exc)
         return text
 
     def _count(self, usage: Mapping[str, int], cache_hit: bool) -> None:
@@ -396,3 +403,21 @@ def user_message(text: str, images: Sequence[np.ndarray] = (), max_side: int = 5
         "role": "user",
         "content": [{"type": "text", "text": text}, *(image_part(i, max_side) for i in images)],
     }
+
+
+def _read_cache_entry(path: Path) -> dict[str, Any] | None:
+    """A cached answer, or None when there is none or it cannot be used (truncated, not JSON,
+    no text): a damaged entry is a cache miss, and the fresh answer replaces it."""
+    try:
+        entry = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        log.warning("LLM cache: ignoring unreadable entry %s: %s", path, exc)
+        return None
+    if not isinstance(entry, dict) or not isinstance(entry.get("text"), str):
+        log.warning("LLM cache: ignoring entry %s without a text answer", path)
+        return None
+    if not isinstance(entry.get("usage", {}), dict):
+        entry["usage"] = {}
+    return entry

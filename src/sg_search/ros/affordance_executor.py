@@ -157,7 +157,8 @@ class AffordanceExecutorNode(Node):
         if nav.error_code == NavigateTo.Result.CANCELED:
             code = ExecutorError.CANCELED
         retryable = nav.error_code in (NavigateTo.Result.STUCK, NavigateTo.Result.NO_VALID_PATH)
-        message = f"at {node.id}" if ok else f"navigation to {node.id} ({purpose}): {failure or nav.error_msg}"
+        why = failure or nav.error_msg
+        message = f"at {node.id}" if ok else f"navigation to {node.id} ({purpose}): {why}"
         return SkillResult(ok, float(nav.path_length), message, retryable and not self._canceled(), code)
 
     def _run_action(self, client: ActionClient, goal: Any, timeout_s: float, what: str) -> Any:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
+import numpy as np
 from geometry_msgs.msg import Point, Vector3
+from nav_msgs.msg import OccupancyGrid
 from sg_search_interfaces.msg import Box3D as Box3DMsg
 from sg_search_interfaces.msg import (
     FrontierArray,
@@ -20,6 +23,7 @@ from sg_search_interfaces.msg import (
 )
 from std_msgs.msg import Header
 
+from sg_search.mapping.grid import GridSpec
 from sg_search.scene_graph import (
     Affordance,
     Box3D,
@@ -202,3 +206,23 @@ def instances_to_msg(
         ],
         removed_instance_ids=list(removed),
     )
+
+
+def grid_from_msg(msg: OccupancyGrid) -> tuple[GridSpec, np.ndarray]:
+    """An OccupancyGrid's geometry and its cells as a (height, width) int8 array; ValueError
+    naming the field when the message cannot be a map (sizes that disagree with the data, a
+    resolution that is not a positive finite number, an origin that is not finite)."""
+    info = msg.info
+    if not (math.isfinite(info.resolution) and info.resolution > 0):
+        raise ValueError(f"info.resolution must be a positive number of metres, got {info.resolution}")
+    if info.width <= 0 or info.height <= 0:
+        raise ValueError(f"info.width x info.height must be positive, got {info.width} x {info.height}")
+    origin = info.origin.position
+    if not (math.isfinite(origin.x) and math.isfinite(origin.y)):
+        raise ValueError(f"info.origin.position must be finite, got ({origin.x}, {origin.y})")
+    if len(msg.data) != info.width * info.height:
+        raise ValueError(
+            f"data has {len(msg.data)} cells, info.width x info.height = {info.width} x {info.height}"
+        )
+    spec = GridSpec(info.resolution, info.width, info.height, origin.x, origin.y)
+    return spec, np.asarray(msg.data, dtype=np.int8).reshape(info.height, info.width)

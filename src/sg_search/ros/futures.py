@@ -28,7 +28,8 @@ def goal_failure(response: Any, what: str) -> str:
     if status == GoalStatus.STATUS_SUCCEEDED:
         return ""
     name = _STATUS_NAMES.get(status, f"status {status}")
-    error_code, error_msg = getattr(response.result, "error_code", 0), getattr(response.result, "error_msg", "")
+    error_code = getattr(response.result, "error_code", 0)
+    error_msg = getattr(response.result, "error_msg", "")
     if error_code == 0 and not error_msg:
         return f"the {what} ended the goal {name} without a result (its server failed)"
     return f"the {what} ended the goal {name}: {error_msg or f'error {error_code}'}"

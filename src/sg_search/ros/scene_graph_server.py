@@ -25,7 +25,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 from nav_msgs.msg import OccupancyGrid
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
@@ -36,10 +35,15 @@ from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph, 
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
-from sg_search.mapping.grid import GridSpec
 from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
 from sg_search.reasoning.llm.edges import LlmEdgeProposer
-from sg_search.ros.conversions import frontiers_from_msg, instances_from_msg, node_to_msg, update_to_msg
+from sg_search.ros.conversions import (
+    frontiers_from_msg,
+    grid_from_msg,
+    instances_from_msg,
+    node_to_msg,
+    update_to_msg,
+)
 from sg_search.ros.markers import graph_markers
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS
@@ -83,7 +87,7 @@ class SceneGraphServer(Node):
         if self.config.markers_period_s > 0:
             self.create_timer(self.config.markers_period_s, self._publish_markers)
         if self.config.snapshot_file and self.config.snapshot_period_s > 0:
-            self.create_timer(self.config.snapshot_period_s, self.save)
+            self.create_timer(self.config.snapshot_period_s, self._save_periodically)
         self.create_subscription(ObjectObservationArray, "observations", self._on_observations, 10)
         self.create_subscription(FrontierArray, "frontiers", self._on_frontiers, 10)
         self._rooms: MapRooms | None = None
@@ -140,12 +144,17 @@ class SceneGraphServer(Node):
         save_snapshot(snapshot, self.config.snapshot_file)
         self._saved_sequence = snapshot.sequence
 
-    def destroy_node(self) -> None:
-        """Save the snapshot before going away."""
+    def _save_periodically(self) -> None:
+        """The snapshot timer: a failed save (a full disk) is logged, and tried again on the next
+        tick; the graph in memory is untouched."""
         try:
             self.save()
         except OSError as exc:
-            self.get_logger().error(f"could not save snapshot: {exc}")
+            self.get_logger().error(f"could not save snapshot {self.config.snapshot_file}: {exc}")
+
+    def destroy_node(self) -> None:
+        """Save the snapshot before going away."""
+        self._save_periodically()
         super().destroy_node()
 
     def _publish_markers(self) -> None:
@@ -179,15 +188,15 @@ class SceneGraphServer(Node):
         """Re-segment rooms at most every ``rooms_period_s`` (wall clock: it costs ~0.3 s)."""
         if self._rooms is None or time.monotonic() - self._last_rooms < self.config.rooms_period_s:
             return
-        self._last_rooms = time.monotonic()
-        info = msg.info
-        spec = GridSpec(
-            info.resolution, info.width, info.height, info.origin.position.x, info.origin.position.y
-        )
-        states = np.asarray(msg.data, dtype=np.int8).reshape(info.height, info.width)
         if msg.header.frame_id and msg.header.frame_id != self.config.frame_id:
             self.get_logger().error(f"map in frame '{msg.header.frame_id}': rooms not updated")
             return
+        try:
+            spec, states = grid_from_msg(msg)
+        except ValueError as exc:
+            self.get_logger().error(f"map rejected, rooms not updated: {exc}")
+            return
+        self._last_rooms = time.monotonic()
         rooms = self._rooms
         with self.lock:
             objects = graph_objects(self.graph)

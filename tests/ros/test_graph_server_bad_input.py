@@ -1,0 +1,55 @@
+"""The scene-graph server survives input it cannot use: a malformed map and a snapshot that
+cannot be written are logged and refused, the graph it built stays, and it keeps serving."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import wait_for
+from nav_msgs.msg import OccupancyGrid
+from rclpy.node import Node
+from sg_search_interfaces.msg import ObjectObservationArray
+from sg_search_interfaces.srv import GetSceneGraph
+from test_stack_over_dds import call, observe
+
+from sg_search.ros.qos import LATCHED_QOS
+from sg_search.scene_graph.observations import ObjectInstance
+
+pytestmark = pytest.mark.ros
+
+
+def _bad_map() -> OccupancyGrid:
+    msg = OccupancyGrid()
+    msg.header.frame_id = "map"
+    msg.info.resolution, msg.info.width, msg.info.height = 0.05, 100, 100
+    msg.data = [0] * 17  # 17 cells for a 100 x 100 map
+    return msg
+
+
+def test_a_malformed_map_and_a_failing_snapshot_leave_the_server_serving(
+    start_node: Any, ros_node: Node, tmp_path: Path
+) -> None:
+    blocked = tmp_path / "a file, not a folder"
+    blocked.write_text("")
+    server = start_node(
+        "scene_graph_server",
+        *("-p", f"snapshot_file:={blocked / 'graph.json'}", "-p", "snapshot_period_s:=0.2"),
+        *("-p", "rooms_period_s:=0.0"),
+    )
+    observations = ros_node.create_publisher(ObjectObservationArray, "observations", 10)
+    maps = ros_node.create_publisher(OccupancyGrid, "map", LATCHED_QOS)
+    assert wait_for(lambda: observations.get_subscription_count() > 0 and maps.get_subscription_count() > 0)
+    observe(ros_node, observations, 1, ObjectInstance("obj_1", "mug", 0.9, (2.1, 5.6, 0.95)))
+    maps.publish(_bad_map())
+
+    def has_mug() -> bool:
+        nodes = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request()).update.nodes
+        return "obj_1" in {n.id for n in nodes}
+
+    assert wait_for(has_mug, 20.0, period=0.5), "the server lost the graph it had built"
+    assert wait_for(lambda: "map rejected" in server.output_so_far(), 20.0), server.output_so_far()
+    assert "data has 17 cells" in server.output_so_far()
+    assert wait_for(lambda: "could not save snapshot" in server.output_so_far(), 20.0)
+    assert server.process.poll() is None, server.output_so_far()

@@ -10,7 +10,7 @@ import pytest
 
 from sg_search.bench.sim import backprojection_errors, frame_digest
 from sg_search.cli import main
-from sg_search.sim.metrics import EpisodeRun, soft_spl, spl, target_found
+from sg_search.sim.metrics import EpisodeRun, distance_to_success, soft_spl, spl, target_found
 from sg_search.sim.mujoco.mjcf import SmallObject
 from sg_search.sim.mujoco.scene import facing_viewpoint, layout_for, nearest_free
 from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld
@@ -186,3 +186,17 @@ def test_a_velocity_command_into_a_wall_slides_along_it(world: SimWorld) -> None
     # Straight on, the base would stop at the wall ~0.23 m further in x; sliding carries it on.
     assert world.pose[0] - x > 0.45 and world.pose[1] - y > 1.0
     assert world.is_free(*world.pose[:2])
+
+
+def test_an_object_on_deep_furniture_lies_on_its_free_side_within_reach_of_the_floor() -> None:
+    """A double bed with another bed at its foot: at its centre a shirt has no floor within
+    ObjectNav's 1 m (an episode no one can succeed in); it lies near the free side instead."""
+    layout = layout_for("hotel_suite_large", 0)
+    bed = "bedroom_0/bed_0"
+    item = next(f for f in layout.furniture if f.furniture_id == bed)
+    with SimWorld(layout, [SmallObject("shirt", "shirt", "ontop", bed)], CameraConfig(80, 60)) as w:
+        shirt = np.array(w.data.body("shirt").xpos)
+        assert distance_to_success(w, "shirt") < math.inf
+    half = np.array(item.size[:2]) / 2
+    assert np.all(np.abs(shirt[:2] - np.array(item.center[:2])) <= half)  # still on the bed
+    assert shirt[2] > item.center[2] + item.size[2] / 2  # on top of it

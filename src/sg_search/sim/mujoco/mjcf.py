@@ -24,6 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from sg_search.sim.layout import ROOM_HEIGHT, HouseLayout, PlacedFurniture
 
 WALL_HALF = 0.005  # [m] half the thickness of a wall, centred on the room edge
@@ -31,6 +33,7 @@ PANEL = 0.02  # [m] carcass panel thickness
 OPEN_ANGLE = 1.75  # [rad] door angle when open (100 degrees)
 DRAWER_HEIGHT = 0.25  # [m] height of a drawer (one per drawer unit, at its top)
 AGENT_RADIUS = 0.2  # [m]
+FRONT_REACH_M = 0.3  # [m] how far behind the front edge a small object on deep furniture lies
 ROOM_COLOURS = {
     "kitchen": "0.85 0.80 0.70",
     "bathroom": "0.75 0.85 0.90",
@@ -223,6 +226,39 @@ def _drawer_content(obj: SmallObject, item: PlacedFurniture) -> str:
     )
 
 
+def _resting_point(obj: SmallObject, item: PlacedFurniture, layout: HouseLayout) -> tuple[float, float]:
+    """Where (x, y) ``obj`` rests on or in ``item``: inside, at its centre; on top, at the centre
+    or ``FRONT_REACH_M`` behind the middle of one of its edges, whichever is nearest the floor
+    the robot can stand on (as things left on a bed or a long table lie near its free side).
+    ObjectNav keeps only episodes whose target has such floor within 1 m; the centre of a
+    double bed with another bed at its foot has none."""
+    x, y = item.center[0], item.center[1]
+    if obj.relation != "ontop":
+        return x, y
+    floor = _standing_floor(layout, item.room_id)
+    if len(floor) == 0:
+        return x, y
+    half_x, half_y = (max(0.0, s / 2 - FRONT_REACH_M) for s in item.size[:2])
+    spots = [(x, y), (x + half_x, y), (x - half_x, y), (x, y + half_y), (x, y - half_y)]
+    gaps = [float(np.min(np.hypot(floor[:, 0] - sx, floor[:, 1] - sy))) for sx, sy in spots]
+    return spots[int(np.argmin(gaps))]
+
+
+def _standing_floor(layout: HouseLayout, room_id: str, step: float = 0.05) -> np.ndarray:
+    """(N, 2) points [m] of the room where the base fits: ``AGENT_RADIUS`` from its walls
+    and every furniture footprint."""
+    room = layout.room(room_id)
+    xs = np.arange(room.x0 + AGENT_RADIUS, room.x1 - AGENT_RADIUS + 1e-9, step)
+    ys = np.arange(room.y0 + AGENT_RADIUS, room.y1 - AGENT_RADIUS + 1e-9, step)
+    px, py = (a.ravel() for a in np.meshgrid(xs, ys))
+    free = np.ones(px.shape, dtype=bool)
+    for f in layout.furniture:
+        cx, cy = f.center[0], f.center[1]
+        hx, hy = f.size[0] / 2 + AGENT_RADIUS, f.size[1] / 2 + AGENT_RADIUS
+        free &= ~((np.abs(px - cx) < hx) & (np.abs(py - cy) < hy))
+    return np.stack([px[free], py[free]], axis=1)
+
+
 def _small_object(obj: SmallObject, layout: HouseLayout) -> str:
     hx, hy, hz = (s / 2 for s in obj.size)
     if obj.relation == "inroom":
@@ -233,7 +269,7 @@ def _small_object(obj: SmallObject, layout: HouseLayout) -> str:
         item = next((f for f in layout.furniture if f.furniture_id == obj.holder), None)
         if item is None:
             raise KeyError(f"no furniture {obj.holder!r} in the layout of {layout.scene}")
-        x, y = item.center[0], item.center[1]
+        x, y = _resting_point(obj, item, layout)
         bottom = item.center[2] - item.size[2] / 2
         z = bottom + PANEL + hz + 1e-3 if obj.relation == "inside" else bottom + item.size[2] + hz
     return (

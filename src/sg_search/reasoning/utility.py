@@ -6,8 +6,8 @@ Utilities for a query q:
 - explored room r: p_contain(q | r);
 - container/object o in room r: u = p_contain(q | r) · (w + (1 − w) · p_cooc(o, q)), with the
   room influence w (``room_influence``); without room influence u = p_cooc(o, q);
-- frontier: the best utility of the objects within ``frontier_radius_m`` of it, else
-  ``frontier_default``.
+- frontier: ``frontier_share`` times the best utility of the objects within
+  ``frontier_radius_m`` of it, else ``frontier_default``.
 Selection: u* = max utility; among the nodes with u ≥ u* − ``margin`` the one with the
 shortest geodesic distance wins (``margin`` = 0 is greedy).
 
@@ -46,6 +46,9 @@ class UtilityParams:
         room_default: utility of an unexplored room.
         frontier_default: utility of a frontier with no scored object within the radius.
         frontier_radius_m: objects this close [m] to a frontier lend it their utility.
+        frontier_share: the share of that utility a frontier takes (SCOUT: 1). Below 1, a
+            likely container is opened before the frontier beside it is driven to: the
+            container is the surer bet, the frontier only promises more of its kind.
     """
 
     room_influence: float = 0.3
@@ -54,6 +57,7 @@ class UtilityParams:
     room_default: float = 0.7
     frontier_default: float = 0.6
     frontier_radius_m: float = 3.0
+    frontier_share: float = 1.0
 
 
 PairScorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
@@ -161,7 +165,7 @@ class UtilityReasoner(Reasoner):
         for f in frontiers:
             near = np.hypot(*(xy - np.array(f.position[:2])).T) <= self.params.frontier_radius_m
             if near.any():
-                out[f.id] = float(values[near].max())
+                out[f.id] = self.params.frontier_share * float(values[near].max())
         return out
 
     def decide(self, observation: ReasonerInput) -> Decision:

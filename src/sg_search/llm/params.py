@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import yaml
+
 
 def params_from(base_url: str, model: str, cache: str, extra: list[str] | tuple[str, ...]) -> dict[str, Any]:
-    """Parameters from endpoint options and ``KEY=VALUE`` strings (ValueError naming a bad one)."""
+    """Parameters from endpoint options and ``KEY=VALUE`` strings, values read as YAML
+    (ValueError naming a bad one)."""
     params: dict[str, Any] = {}
     for key, value in (("llm_base_url", base_url), ("llm_model", model), ("llm_cache_dir", cache)):
         if value:
@@ -15,5 +18,14 @@ def params_from(base_url: str, model: str, cache: str, extra: list[str] | tuple[
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise ValueError(f"--llm-param {item!r} is not KEY=VALUE")
-        params[key.strip()] = value.strip()
+        params[key.strip()] = _scalar(value.strip())
     return params
+
+
+def _scalar(text: str) -> Any:
+    """A value read as YAML, as ``ros2 param set`` does ("0.8" -> 0.8, "true" -> True); text
+    that is not YAML stays text."""
+    try:
+        return yaml.safe_load(text) if text else text
+    except yaml.YAMLError:
+        return text

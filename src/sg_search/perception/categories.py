@@ -8,6 +8,9 @@ household nouns; irregular plurals are listed.
 from __future__ import annotations
 
 import re
+import unicodedata
+
+MAX_QUERY_CHARS = 200  # a request names an object; a longer text is not a query
 
 _IRREGULAR = {
     "knives": "knife",
@@ -56,12 +59,15 @@ def singular(word: str) -> str:
 
 
 def normalise_category(text: str) -> str:
-    """Normal form of a category name: lower case, singular last word, single spaces.
+    """Normal form of a category name: Unicode NFKC, case-folded, singular last word, single
+    spaces; letters of any script are kept ("café", "护照"), punctuation and control
+    characters are dropped.
 
     Raises ValueError for text with no letters.
     """
-    words = re.sub(r"[_\-./]+", " ", text.strip().lower()).split()
-    words = [re.sub(r"[^a-z0-9' ]", "", w) for w in words]
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    words = re.sub(r"[_\-./]+", " ", folded.strip()).split()
+    words = [re.sub(r"[^\w']", "", w) for w in words]
     words = [w for w in words if w]
     if not words or not any(c.isalpha() for c in "".join(words)):
         raise ValueError(f"category {text!r} contains no word")
@@ -75,7 +81,10 @@ def query_category(query: str) -> str:
     Only request words are dropped; descriptive queries ("something to cook with") are kept
     whole for reasoners that embed them.
     """
-    words = re.sub(r"[_\-./?!,]+", " ", query.strip().lower()).split()
+    if len(query) > MAX_QUERY_CHARS:
+        raise ValueError(f"query is {len(query)} characters long; at most {MAX_QUERY_CHARS}")
+    folded = unicodedata.normalize("NFKC", query).casefold()
+    words = re.sub(r"[_\-./?!,]+", " ", folded.strip()).split()
     kept = [w for w in words if w not in _REQUEST_WORDS]
     if not kept:
         raise ValueError(f"query {query!r} names no object")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -124,8 +125,16 @@ class ReasonerNode(Node):
                 )
             )
 
+        try:
+            params = self.config.search_params(goal.max_steps, goal.timeout_s)
+        except ValueError as exc:
+            handle.abort()
+            result.error_code, result.error_msg = SearchError.INVALID_QUERY, f"bad goal: {exc}"
+            return result
+        deadline = time.monotonic() + params.timeout_s  # binds inside a navigation too
+
         def stop() -> bool:
-            return bool(handle.is_cancel_requested or not handle.is_active)
+            return bool(handle.is_cancel_requested or not handle.is_active or time.monotonic() > deadline)
 
         world: RosSensing | RosWorld = self._sensing
         verifier = None
@@ -141,7 +150,7 @@ class ReasonerNode(Node):
             goal.query,
             reasoner,
             world,
-            params=self.config.search_params(goal.max_steps, goal.timeout_s),
+            params=params,
             verifier=verifier,
             on_step=on_step,
             should_stop=stop,

@@ -11,6 +11,7 @@ stack does before an affordance executor is running (or on a robot driven by han
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -60,6 +61,22 @@ class SearchParams:
     min_confidence: float = 0.5
     max_failures: int = 5
     settle_s: float = 0.0
+
+    def __post_init__(self) -> None:
+        """Budgets that bind: ValueError naming the field for a NaN, a negative number or
+        zero steps (``timeout_s`` may be infinite: no wall-clock budget)."""
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
+        if math.isnan(self.timeout_s) or self.timeout_s <= 0:
+            raise ValueError(f"timeout_s must be a positive number of seconds, got {self.timeout_s}")
+        for name in ("step_period_s", "settle_s"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0):
+                raise ValueError(f"{name} must be a finite number of seconds >= 0, got {value}")
+        if not (0.0 <= self.min_confidence <= 1.0):
+            raise ValueError(f"min_confidence must lie in [0, 1], got {self.min_confidence}")
+        if self.max_failures < 1:
+            raise ValueError(f"max_failures must be at least 1, got {self.max_failures}")
 
 
 @dataclass(frozen=True)
@@ -142,7 +159,7 @@ def run_search(
         if on_step is not None:
             on_step(step)
 
-    verify = _verification(verifier, should_stop)
+    verify = _verification(verifier, _or_late(should_stop, clock, start + params.timeout_s))
 
     step, idle_since = 0, clock()
     while step < params.max_steps:
@@ -197,6 +214,13 @@ def run_search(
     return _last_look(outcome, world.graph(), category, params, verify, report)
 
 
+def _or_late(
+    should_stop: Callable[[], bool], clock: Callable[[], float], deadline: float
+) -> Callable[[], bool]:
+    """``should_stop``, or past ``deadline``: what runs inside a step (verification) ends too."""
+    return lambda: should_stop() or clock() > deadline
+
+
 def _verification(
     verifier: Verifier | None, should_stop: Callable[[], bool]
 ) -> Callable[[SceneNode], VerificationReport]:
@@ -243,12 +267,12 @@ def _last_look(
 def _stopped(
     outcome: SearchOutcome, canceled: bool, elapsed_s: float, params: SearchParams, category: str
 ) -> bool:
-    """True (outcome set) when the search was canceled or is out of time."""
-    if canceled:
-        outcome.error, outcome.message = SearchError.CANCELED, "search canceled"
-    elif elapsed_s > params.timeout_s:
+    """True (outcome set) when the search is out of time or was canceled."""
+    if elapsed_s > params.timeout_s:
         outcome.error = SearchError.TIMEOUT
         outcome.message = f"no {category!r} found within {params.timeout_s:.1f} s"
+    elif canceled:
+        outcome.error, outcome.message = SearchError.CANCELED, "search canceled"
     else:
         return False
     return True

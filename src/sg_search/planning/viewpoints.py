@@ -71,8 +71,11 @@ def select_viewpoints(
     spec: GridSpec,
     params: ViewpointParams,
     distance: NDArray[np.float64] | None = None,
+    seen_free: NDArray[np.bool_] | None = None,
 ) -> list[Viewpoint]:
-    """Candidate viewpoints, best score first (shorter path breaks ties)."""
+    """Candidate viewpoints: those on cells seen to be free (``seen_free``) before those in
+    unmapped space, which the planner treats as free but may be wall or furniture; then best
+    score first (to 0.1), then shortest path."""
     target = np.asarray(target_points, dtype=float).reshape(-1, 3)
     if len(target) == 0:
         raise ValueError("select_viewpoints needs at least one target point")
@@ -82,7 +85,8 @@ def select_viewpoints(
     tree = cKDTree(scene) if len(scene) else None
     centre = target.mean(axis=0)
     angles = np.linspace(0.0, 2 * np.pi, params.per_circle, endpoint=False)
-    out = []
+    out: list[Viewpoint] = []
+    unseen: list[bool] = []
     for radius in params.radii:
         xy = centre[:2] + radius * np.stack([np.cos(angles), np.sin(angles)], axis=1)
         cells = spec.to_cells(xy)
@@ -96,8 +100,9 @@ def select_viewpoints(
             score = visibility_score(v, target, tree, params.margin)
             yaw = float(np.arctan2(centre[1] - y, centre[0] - x))
             out.append(Viewpoint((float(x), float(y)), yaw, score, path))
-    out.sort(key=lambda vp: (-vp.score, vp.distance))
-    return out
+            unseen.append(seen_free is not None and not seen_free[r, c])
+    order = sorted(range(len(out)), key=lambda i: (unseen[i], -round(out[i].score, 1), out[i].distance))
+    return [out[i] for i in order]
 
 
 def box_viewpoints(
@@ -113,7 +118,7 @@ def box_viewpoints(
     """Viewpoints of a scene-graph node's box (centre and full size [m], ``map``): its 27
     corner/edge/centre points are the targets; the scene is the map's occupied cells within
     3 m, extruded over ``obstacle_heights`` [m], minus the box itself."""
-    from sg_search.mapping.occupancy import OCCUPIED
+    from sg_search.mapping.occupancy import FREE, OCCUPIED
 
     half = np.asarray(size, dtype=float) / 2.0
     grid = np.stack(np.meshgrid(*([np.linspace(-1.0, 1.0, 3)] * 3)), axis=-1).reshape(-1, 3)
@@ -123,7 +128,7 @@ def box_viewpoints(
     heights = np.arange(obstacle_heights[0], obstacle_heights[1], spec.resolution * 4)
     scene = np.array([[x, y, z] for x, y in near for z in heights]).reshape(-1, 3)
     inside = np.all(np.abs(scene - centre) <= half + spec.resolution, axis=1)
-    return select_viewpoints(target, scene[~inside], free, spec, params, distance)
+    return select_viewpoints(target, scene[~inside], free, spec, params, distance, states == FREE)
 
 
 def reach_points(

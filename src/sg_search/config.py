@@ -95,7 +95,22 @@ def from_params(cls: type[T], params: Mapping[str, Any], *, source: str = "param
         default = getattr(defaults, field.name)
         value = params[field.name]
         values[field.name] = _coerce(value, default, f"{source}: '{field.name}'")
+        _check_range(field.name, values[field.name], f"{source}: '{field.name}'")
     return cls(**values)
+
+
+UNSIGNED_SUFFIXES = ("_s", "_m", "_mb", "_hz")  # durations, distances, sizes, rates: never negative
+
+
+def _check_range(name: str, value: Any, where: str) -> None:
+    """ConfigError for a duration, distance, size or rate (by its name's unit suffix) that is
+    negative or not finite: a negative period or timeout is a typo, never a setting."""
+    if not name.endswith(UNSIGNED_SUFFIXES) or isinstance(value, bool):
+        return
+    numbers = value if isinstance(value, tuple | list) else (value,)
+    for number in numbers:
+        if isinstance(number, int | float) and not (math.isfinite(number) and number >= 0):
+            raise ConfigError(f"{where} must be a finite number >= 0, got {value!r}")
 
 
 def _coerce(value: Any, default: Any, where: str) -> Any:

@@ -69,6 +69,7 @@ class SceneGraphServer(Node):
         self.config = declare_config(self, SceneGraphServerConfig)
         self.graph = SceneGraph(self.config.history_limit, self.config.max_frame_ids)
         self.lock = threading.Lock()  # guards the graph
+        self._sandboxes = threading.BoundedSemaphore(self.config.sandbox_max_concurrent)
         self._load_initial_graph()
         # Only when asked for: without ``llm_edges`` no proposer exists and no request is sent.
         self._proposer = LlmEdgeProposer.from_params(self.config.__dict__) if self.config.llm_edges else None
@@ -251,14 +252,29 @@ class SceneGraphServer(Node):
     def _on_run_code(
         self, request: RunGraphCode.Request, response: RunGraphCode.Response
     ) -> RunGraphCode.Response:
-        with self.lock:
-            copy = SceneGraph()
-            copy.apply(self.graph.snapshot())
-        limits = SandboxLimits(
-            time_s=float(request.time_limit_s) or self.config.sandbox_time_limit_s,
-            memory_mb=self.config.sandbox_memory_mb,
-        )
-        result = run_graph_code(request.code, copy, limits)
+        """Refused at once (graph untouched) with a bad time limit, or while
+        ``sandbox_max_concurrent`` calls run: sensing keeps its executor threads."""
+        try:
+            limits = SandboxLimits(
+                time_s=float(request.time_limit_s) or self.config.sandbox_time_limit_s,
+                memory_mb=self.config.sandbox_memory_mb,
+            )
+        except ValueError as exc:
+            response.success, response.error = False, f"run_code refused: {exc}"
+            return response
+        if not self._sandboxes.acquire(blocking=False):
+            response.success = False
+            response.error = (
+                f"run_code refused: {self.config.sandbox_max_concurrent} calls are running; try again"
+            )
+            return response
+        try:
+            with self.lock:
+                copy = SceneGraph()
+                copy.apply(self.graph.snapshot())
+            result = run_graph_code(request.code, copy, limits)
+        finally:
+            self._sandboxes.release()
         response.success, response.stdout = result.ok, result.stdout
         response.error, response.timed_out = result.error, result.timed_out
         return response

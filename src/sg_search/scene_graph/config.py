@@ -38,6 +38,7 @@ class SceneGraphServerConfig:
     snapshot_period_s: float = 10.0
     sandbox_time_limit_s: float = 5.0
     sandbox_memory_mb: int = 1024
+    sandbox_max_concurrent: int = 2
     rooms_from_map: bool = True
     rooms_period_s: float = 5.0
     llm_edges: bool = False

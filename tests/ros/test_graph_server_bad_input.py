@@ -1,19 +1,22 @@
 """The scene-graph server survives input it cannot use: a malformed map and a snapshot that
-cannot be written are logged and refused, the graph it built stays, and it keeps serving."""
+cannot be written are logged and refused, the graph it built stays, and it keeps serving;
+run_code calls are bounded in number and time; a negative period stops it at start, named."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import wait_for
+from conftest import NodeProcess, wait_for
 from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
 from sg_search_interfaces.msg import ObjectObservationArray
-from sg_search_interfaces.srv import GetSceneGraph
+from sg_search_interfaces.srv import GetSceneGraph, RunGraphCode
 from test_stack_over_dds import call, observe
 
+from sg_search.ros.futures import wait_future
 from sg_search.ros.qos import LATCHED_QOS
 from sg_search.scene_graph.observations import ObjectInstance
 
@@ -53,3 +56,36 @@ def test_a_malformed_map_and_a_failing_snapshot_leave_the_server_serving(
     assert "data has 17 cells" in server.output_so_far()
     assert wait_for(lambda: "could not save snapshot" in server.output_so_far(), 20.0)
     assert server.process.poll() is None, server.output_so_far()
+
+
+def test_run_code_is_bounded_and_bad_limits_are_refused(start_node: Any, ros_node: Node) -> None:
+    start_node("scene_graph_server", "-p", "sandbox_max_concurrent:=1", "-p", "rooms_from_map:=false")
+    client = ros_node.create_client(RunGraphCode, "scene_graph/run_code")
+    assert client.wait_for_service(timeout_sec=60.0)
+    long = RunGraphCode.Request(code="x = 0\nwhile True:\n    x += 1", time_limit_s=4.0)
+    first = client.call_async(long)
+    quick = RunGraphCode.Request(code="print(1)")
+
+    def refused_while_busy() -> bool:  # until the first call runs, a quick one may still pass
+        answer = wait_future(client.call_async(quick), 10.0)
+        return answer is not None and not answer.success and "calls are running" in answer.error
+
+    assert wait_for(refused_while_busy, 20.0, period=0.1), "a second call ran beside the first"
+    for bad in (1e9, math.nan, -1.0):
+        refused = call(
+            ros_node,
+            RunGraphCode,
+            "scene_graph/run_code",
+            RunGraphCode.Request(code="print(1)", time_limit_s=bad),
+        )
+        assert not refused.success and "time_s" in refused.error, (bad, refused)
+    answer = wait_future(first, 60.0)
+    assert answer is not None and answer.timed_out, answer
+    after = call(ros_node, RunGraphCode, "scene_graph/run_code", RunGraphCode.Request(code="print(len(G))"))
+    assert after.success and after.stdout.strip().isdigit(), after
+
+
+def test_a_negative_period_is_refused_at_start_naming_the_parameter(start_node: Any) -> None:
+    server = NodeProcess("scene_graph_server", "-p", "snapshot_period_s:=-1.0")
+    assert server.process.wait(60.0) != 0
+    assert "snapshot_period_s" in server.stop()

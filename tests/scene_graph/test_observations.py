@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from sg_search.scene_graph import Affordance, Box3D, EdgeKind, NodeState, SceneGraph
-from sg_search.scene_graph.observations import IntegrationParams, ObjectInstance, integrate_instances
+from sg_search.scene_graph.observations import IntegrationParams, ObjectInstance, integrate_instances, is_a
 
 PARAMS = IntegrationParams(openable_categories=("fridge", "nightstand", "cabinet"))
 
@@ -97,3 +97,20 @@ def test_two_overlapping_containers_never_hold_each_other() -> None:
     integrate_instances(graph, 3, [ObjectInstance("a", "cabinet", 0.9, (0.1, 0.0, 0.5), box)], params=params)
     assert graph.node("b").parent_id == "a" and graph.node("a").parent_id != "b"
     assert graph.remove_node("a") and "b" not in graph  # removal ends (no cycle to recurse in)
+
+
+def test_compounds_inherit_what_their_head_noun_affords() -> None:
+    graph = SceneGraph()
+    params = IntegrationParams(openable_categories=("cabinet",), receptacle_categories=("table",))
+    seen = [
+        ObjectInstance("a", "bottom cabinet", 0.9, (0.0, 0.0, 0.4)),
+        ObjectInstance("b", "kitchen cabinet", 0.9, (2.0, 0.0, 0.4)),
+        ObjectInstance("c", "coffee table", 0.9, (4.0, 0.0, 0.4)),
+        ObjectInstance("d", "table lamp", 0.9, (6.0, 0.0, 0.4)),
+        ObjectInstance("e", "cabinetry", 0.9, (8.0, 0.0, 0.4)),
+    ]
+    integrate_instances(graph, 1, seen, params=params)
+    kinds = {i: (graph.get(i).kind, graph.get(i).state) for i in "abcde"}  # type: ignore[union-attr]
+    assert kinds["a"] == kinds["b"] == ("container", NodeState.CLOSED)
+    assert kinds["c"][0] == "container" and kinds["d"][0] == "object" and kinds["e"][0] == "object"
+    assert is_a("pedestal sink", ("sink",)) and not is_a("sinkhole", ("sink",))

@@ -24,9 +24,11 @@ class SceneGraphServerConfig:
     on_top_tolerance: float = 0.05
     openable_categories: tuple[str, ...] = (
         "cabinet", "fridge", "drawer", "wardrobe", "dishwasher", "oven", "microwave", "nightstand", "dresser",
+        "chest", "locker", "washer", "bottom cabinet no top",
     )  # fmt: skip
     receptacle_categories: tuple[str, ...] = (
-        "table", "coffee table", "counter", "shelf", "bookshelf", "desk", "bed", "sofa",
+        "table", "counter", "countertop", "shelf", "bookshelf", "bookcase", "desk", "bed", "sofa", "sink",
+        "bathtub", "hamper", "trash can",
     )  # fmt: skip
     next_to_distance: float = 0.8
     vertical_gap: float = 0.05

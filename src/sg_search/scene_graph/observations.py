@@ -34,7 +34,8 @@ class IntegrationParams:
             lies inside/on it (fused centroids of small objects jitter by a few cm).
         on_top_tolerance: an object whose centroid is within this height [m] below the
             container's top or above it is "on" it, else "inside".
-        openable_categories: categories that get the OPENABLE affordance and start CLOSED.
+        openable_categories: categories that get the OPENABLE affordance and start CLOSED
+            (with every compound they head: "cabinet" covers "kitchen cabinet", see :func:`is_a`).
         receptacle_categories: categories that can hold objects (RECEPTACLE).
     """
 
@@ -142,11 +143,11 @@ def _node_for(
     # The search owns states once set (opened, explored); perception only creates them.
     state = old.state if old is not None else NodeState.UNKNOWN
     kind = "object"
-    if category in params.openable_categories:
+    if is_a(category, params.openable_categories):
         affordances |= Affordance.OPENABLE | Affordance.RECEPTACLE
         state = old.state if old is not None and old.state != NodeState.UNKNOWN else NodeState.CLOSED
         kind = "container"
-    elif category in params.receptacle_categories:
+    elif is_a(category, params.receptacle_categories):
         affordances |= Affordance.RECEPTACLE | Affordance.SURFACE
         kind = "container"
     frames = (*(old.frame_ids if old else ()), frame_index)
@@ -197,3 +198,11 @@ def _relate_to_parent(graph: SceneGraph, node: SceneNode, params: IntegrationPar
             graph.remove_edge(edge.key)
     if wanted is not None:
         graph.upsert_edge(wanted)
+
+
+def is_a(category: str, kinds: Sequence[str]) -> bool:
+    """Whether ``category`` is one of ``kinds`` or a compound headed by one: English compounds
+    put the head last, so "bottom cabinet" and "kitchen cabinet" are cabinets and "pedestal
+    sink" a sink, while "table lamp" is no table. Names from an open-vocabulary detector or a
+    user thereby inherit what their head noun affords."""
+    return any(category == kind or category.endswith(" " + kind) for kind in kinds)

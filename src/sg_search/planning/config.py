@@ -48,6 +48,7 @@ class FrontierPlannerConfig:
     replan_period_s: float = 5.0
     approach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
     tf_timeout_s: float = 0.2
+    goal_sender: str = "affordance_executor"
 
     def grid(self) -> GridSpec:
         """The map's geometry."""

@@ -36,6 +36,7 @@ from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror
+from sg_search.ros.liveliness import AliveWatch, announce_alive
 from sg_search.ros.params import declare_config
 from sg_search.ros.tf import create_transform_source
 from sg_search.ros.twist_base import TwistBase
@@ -65,6 +66,8 @@ class AffordanceExecutorNode(Node):
         self._close = self.create_client(SetContainer, c.close_service, callback_group=group)
         self._set_state = self.create_client(SetNodeState, "scene_graph/set_state", callback_group=group)
         self._cmd = self.create_publisher(Twist, "cmd_vel", 10)
+        self._alive = announce_alive(self)  # DDS liveliness: dependants see this node die
+        self._sender = AliveWatch(self, self.config.goal_sender) if self.config.goal_sender else None
         self.tf = create_transform_source(self)
         self._mirror = GraphMirror(self)
         self._busy = threading.Lock()
@@ -122,8 +125,10 @@ class AffordanceExecutorNode(Node):
             self._busy.release()
 
     def _canceled(self) -> bool:
+        """The goal was cancelled, or the node that sent it died (its search is over)."""
         handle = self._handle
-        return handle is not None and handle.is_cancel_requested
+        sender = self._sender
+        return handle is not None and (handle.is_cancel_requested or (sender is not None and sender.lost))
 
     # ------------------------------------------------------------------ skills
     def navigate(self, node: SceneNode, purpose: str) -> SkillResult:

@@ -81,6 +81,9 @@ def _follow_search(client: SearchClient, query: str, reasoner: str, max_steps: i
         return 4
     deadline = time.monotonic() + (timeout_s or 600.0) + 30.0
     while not client.wait(0.2):
+        if client.server_lost:
+            print("[search] the reasoner node died during the search: no result will come")
+            return 6
         if time.monotonic() > deadline:
             client.cancel()
             print("[search] no result in time; canceled")

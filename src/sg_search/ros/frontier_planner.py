@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import threading
+from dataclasses import replace
 
 import numpy as np
 from geometry_msgs.msg import Point, PoseStamped, Twist
@@ -34,6 +35,7 @@ from sg_search.planning.navigator import NavError, Navigator
 from sg_search.planning.viewpoints import box_viewpoints
 from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
+from sg_search.ros.liveliness import AliveWatch, announce_alive
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
@@ -74,6 +76,8 @@ class FrontierPlanner(Node):
         self._frontier_pub = self.create_publisher(FrontierArray, "frontiers", 10)
         self._plan_pub = self.create_publisher(Path, "plan", 10)
         self._cmd_pub = self.create_publisher(Twist, "cmd_vel", 10)
+        self._alive = announce_alive(self)
+        self._sender = AliveWatch(self, self.config.goal_sender) if self.config.goal_sender else None
         c = self.config
         self.base = TwistBase(self.tf, self._cmd_pub, c.map_frame, c.base_frame, c.control_period_s)
         self.create_timer(
@@ -242,14 +246,18 @@ class FrontierPlanner(Node):
             message.current_pose = self._pose_msg(pose)
             handle.publish_feedback(message)
 
+        sender = self._sender
         outcome = self.navigator.navigate(
             self.base,
             target,
             float(goal.tolerance),
-            should_stop=lambda: bool(handle.is_cancel_requested),
+            should_stop=lambda: bool(handle.is_cancel_requested or (sender is not None and sender.lost)),
             on_path=self._publish_plan,
             on_feedback=feedback,
         )
+        if sender is not None and sender.lost and not handle.is_cancel_requested:
+            self.get_logger().error(f"{sender.name} died during the navigation: the base is stopped")
+            outcome = replace(outcome, message=f"stopped: {sender.name}, which sent the goal, died")
         if outcome.code == NavError.CANCELED:
             handle.canceled()
         elif outcome.success:

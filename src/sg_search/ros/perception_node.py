@@ -41,6 +41,7 @@ from sg_search.perception.fusion import Instance
 from sg_search.perception.pipeline import FrameSkipped, PerceptionPipeline
 from sg_search.ros.conversions import box_to_msg, point_to_msg
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
+from sg_search.ros.liveliness import announce_alive
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
@@ -116,6 +117,7 @@ class Perception(Node):
         self._sync = threading.Lock()
         self._stop = False
         self._publisher = self.create_publisher(ObjectObservationArray, "observations", 10)
+        self._alive = announce_alive(self)  # DDS liveliness: dependants see this node die
         self._stats_publisher = self.create_publisher(String, "perception_stats", 1)
         for name in self._needs:
             self.create_subscription(Image, name, lambda m, n=name: self._on_image(n, m), SENSOR_QOS)

@@ -31,6 +31,7 @@ from sg_search.reasoning.registry import reasoner_params_type, section_key
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror
+from sg_search.ros.liveliness import announce_alive
 from sg_search.ros.params import declare_config
 from sg_search.ros.ros_world import RosSensing, RosWorld
 from sg_search.scene_graph.sandbox import SandboxResult
@@ -54,6 +55,7 @@ class ReasonerNode(Node):
         self._pushed: set[str] = set()
         self._vocabulary_client = AsyncParameterClient(self, self.config.vocabulary_node)
         self._target = self.create_publisher(PointStamped, "search/target", 10)
+        self._alive = announce_alive(self)  # DDS liveliness: dependants see this node die
         self._sensing = RosSensing(self, self.config, self._mirror)
         self._run_code_client = self.create_client(
             RunGraphCode, "scene_graph/run_code", callback_group=ReentrantCallbackGroup()

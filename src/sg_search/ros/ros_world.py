@@ -29,6 +29,7 @@ from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror
+from sg_search.ros.liveliness import AliveWatch
 from sg_search.ros.perception_node import rgb_from_msg, stamp_of
 from sg_search.ros.qos import SENSOR_QOS
 from sg_search.ros.tf import base_pose, create_transform_source
@@ -117,6 +118,12 @@ class RosSensing:
         self._distance_client = node.create_client(
             GetGeodesicDistances, "geodesic_distances", callback_group=ReentrantCallbackGroup()
         )
+        self.perception = AliveWatch(node, "perception")
+        self.graph_server = AliveWatch(node, "scene_graph_server")
+
+    def dead(self) -> list[str]:
+        """The nodes the search senses through that were running and died."""
+        return [w.name for w in (self.perception, self.graph_server) if w.lost]
 
     def graph(self) -> SceneGraph | None:
         """The mirror's copy of the graph."""
@@ -175,6 +182,9 @@ class RosWorld:
         """One ExecuteAffordance goal; cancelled with the search; fatal if the executor is gone
         or reports that a skill server is (UNAVAILABLE)."""
         client = self.executor
+        if dead := self.sensing.dead():
+            why = f"{', '.join(dead)} died: the search cannot see"
+            return ExecutionReport(False, message=why, fatal=True)
         goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
         handle = wait_future(client.send_goal_async(goal), self.config.executor_wait_s + 5.0)
         if handle is None or not handle.accepted:
@@ -225,7 +235,7 @@ class RosWorld:
         """Wait up to ``verify_observation_timeout_s`` for perception to report the candidate in
         a frame newer than ``after_frame``."""
         deadline = time.monotonic() + self.config.verify_observation_timeout_s
-        while time.monotonic() < deadline and not self.should_stop():
+        while time.monotonic() < deadline and not self.should_stop() and not self.sensing.perception.lost:
             graph = self.sensing.graph()
             seen = follow_candidate(graph, node, node.category) if graph is not None else None
             if seen is not None and seen.frame_ids and seen.frame_ids[-1] > after_frame:

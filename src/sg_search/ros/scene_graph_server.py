@@ -44,6 +44,7 @@ from sg_search.ros.conversions import (
     node_to_msg,
     update_to_msg,
 )
+from sg_search.ros.liveliness import announce_alive
 from sg_search.ros.markers import graph_markers
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS
@@ -83,6 +84,7 @@ class SceneGraphServer(Node):
         self._published_sequence = 0
         self._saved_sequence = self.graph.sequence
         self._updates = self.create_publisher(SceneGraphUpdate, "scene_graph/updates", UPDATES_QOS)
+        self._alive = announce_alive(self)  # DDS liveliness: dependants see this node die
         self._markers = self.create_publisher(MarkerArray, "scene_graph/markers", 1)
         self._markers_sequence = -1
         if self.config.markers_period_s > 0:

@@ -19,6 +19,7 @@ from rclpy.node import Node
 from sg_search_interfaces.action import SearchObject
 
 from sg_search.ros.futures import wait_future
+from sg_search.ros.liveliness import AliveWatch
 
 
 class TaskResult(Enum):
@@ -33,13 +34,19 @@ class TaskResult(Enum):
 class SearchClient:
     """Wraps the SearchObject action; the node must be spun by an executor elsewhere."""
 
-    def __init__(self, node: Node, action_name: str = "search") -> None:
+    def __init__(self, node: Node, action_name: str = "search", server_node: str = "reasoner") -> None:
         self._client = ActionClient(node, SearchObject, action_name)
+        self._server = AliveWatch(node, server_node)
         self._handle: ClientGoalHandle | None = None
         self._result: SearchObject.Result | None = None
         self._status = TaskResult.UNKNOWN
         self._done = threading.Event()
         self.feedback: list[SearchObject.Feedback] = []
+
+    @property
+    def server_lost(self) -> bool:
+        """The node serving the action (``server_node``) died: no result will come."""
+        return self._server.lost
 
     def wait_until_ready(self, timeout_s: float = 10.0) -> bool:
         """True once the action server is discovered."""

@@ -1,0 +1,84 @@
+"""Node deaths mid-search, each in its own process over DDS: the base stops within 2 s, the
+client hears about it naming the node, and a restart lets the next search succeed.
+Liveliness comes from DDS (``sg_search.ros.liveliness``), not from pings."""
+
+from __future__ import annotations
+
+import math
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import wait_for
+from nav_msgs.msg import Odometry
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from sg_search_interfaces.srv import GetSceneGraph, SelectTarget
+from std_srvs.srv import Trigger
+from test_search_robustness import SIM, STARTUP_S, _start_stack
+from test_stack_over_dds import call
+
+from sg_search.ros.search_client import SearchClient, TaskResult
+from sg_search.search import SearchError
+
+pytestmark = pytest.mark.ros
+STOP_S = 2.0  # the base is at rest this soon after a node dies
+
+
+def _moving(odom: list[Odometry]) -> bool:
+    twist = odom[-1].twist.twist if odom else None
+    return twist is not None and math.hypot(twist.linear.x, twist.angular.z) > 1e-6
+
+
+def _navigating(search: SearchClient, odom: list[Odometry]) -> bool:
+    return any(f.phase == "navigate" for f in search.feedback) and _moving(odom)
+
+
+def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
+    start_node: Any, ros_node: Node, tmp_path: Path
+) -> None:
+    procs = _start_stack(start_node, tmp_path / "graph.json")
+    odom: list[Odometry] = []
+    ros_node.create_subscription(
+        Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+    )
+    search = SearchClient(ros_node)
+    assert search.wait_until_ready(STARTUP_S), "no search action server"
+    call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)
+
+    # 1. the affordance executor dies while the planner drives for it
+    assert search.start("find the unicorn", timeout_s=300.0)
+    assert wait_for(lambda: _navigating(search, odom), 120.0), "the robot never drove"
+    procs["affordance_executor"].process.send_signal(signal.SIGKILL)
+    assert wait_for(lambda: not _moving(odom), STOP_S + 0.5), "the base kept driving for a dead executor"
+    assert search.wait(30.0), "the search did not end after the executor died"
+    result = search.result()
+    assert result is not None and result.error_code == SearchError.EXECUTION_FAILED, result
+    assert "affordance executor" in result.error_msg, result.error_msg
+
+    # 2. the reasoner dies while its executor drives: the client hears it, the base stops
+    start_node("affordance_executor", *SIM, "-p", "server_wait_s:=5.0")
+    time.sleep(3.0)  # the reasoner discovers the restarted executor
+    search.feedback.clear()
+    assert search.start("find the unicorn", timeout_s=300.0)
+    assert wait_for(lambda: _navigating(search, odom), 120.0), "the robot never drove"
+    procs["reasoner"].process.send_signal(signal.SIGKILL)
+    assert wait_for(lambda: not _moving(odom), STOP_S + 0.5), "the base kept driving for a dead reasoner"
+    assert wait_for(lambda: search.server_lost, 5.0), "the client did not notice the reasoner's death"
+
+    # 3. after a restart the next search succeeds
+    start_node("reasoner", *SIM, "-p", "verify:=false")
+    reset = call(ros_node, Trigger, "reset_episode", Trigger.Request())
+    assert reset.success, reset.message
+    # The killed reasoner's endpoints stay in the DDS graph until its participant's lease ends,
+    # so "the search server is there" can be the dead one: a goal sent now may reach no one.
+    # The restarted node answers select_target (created with its action server) once it is up.
+    ready = SelectTarget.Request(query="bed", reasoner="nearest")
+    assert call(ros_node, SelectTarget, "select_target", ready, timeout=STARTUP_S).success
+    fresh = SearchClient(ros_node)
+    assert fresh.wait_until_ready(STARTUP_S)
+    assert fresh.start("find the bed", timeout_s=400.0)
+    assert fresh.wait(500.0), "the search after the restarts did not end"
+    assert fresh.status() == TaskResult.SUCCEEDED, fresh.result()

@@ -32,6 +32,7 @@ from sg_search.llm import LlmError, render, user_message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
 from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
 from sg_search.reasoning.llm.text import (
+    as_data,
     candidate_line,
     label,
     neighbours,
@@ -94,7 +95,9 @@ class MsgNavReasoner(LlmReasoner):
         lines = []
         for n in objects:
             near = [o.id for _, o in neighbours(graph, n) if o.id in ids][:4]
-            lines.append(f"{n.id}: {label(n)}, {room_name(graph, n) or 'unknown room'}, [{', '.join(near)}]")
+            lines.append(
+                f"{as_data(n.id)}: {label(n)}, {room_name(graph, n) or 'unknown room'}, [{', '.join(near)}]"
+            )
         prompt = render("msgnav_kss", goal=self.query, k=self.key_objects, graph="\n".join(lines))
 
         def check(answer: dict[str, Any]) -> str | None:
@@ -157,7 +160,7 @@ class MsgNavReasoner(LlmReasoner):
             order = [node.id]
         else:  # not actionable itself: what is nearest to it
             order = sorted(by_id, key=lambda i: math.dist(graph.node(i).position, node.position))[:1]
-        text = f"the {self.query} is probably at {label(node)} ({node.id}): {reason}"
+        text = f"the {self.query} is probably at {label(node)} ({as_data(node.id)}): {reason}"
         return ranked_with_choice(candidates, order, {order[0]: text})
 
     def _frontier(

@@ -27,7 +27,7 @@ from sg_search.llm import LlmError, render
 from sg_search.llm.client import Message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
 from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
-from sg_search.reasoning.llm.text import candidate_lines, label, objects_near, robot_room
+from sg_search.reasoning.llm.text import as_data, candidate_lines, label, objects_near, robot_room
 from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import SceneGraph
 from sg_search.scene_graph.model import Vec3
@@ -114,7 +114,9 @@ class NavGptReasoner(LlmReasoner):
         for n in near:
             dx, dy = n.position[0] - here[0], n.position[1] - here[1]
             bearing = math.degrees(math.atan2(dy, dx)) % 360
-            parts.append(f"{label(n)} ({n.id}) at bearing {bearing:.0f} deg, {math.hypot(dx, dy):.1f} m")
+            parts.append(
+                f"{label(n)} ({as_data(n.id)}) at bearing {bearing:.0f} deg, {math.hypot(dx, dy):.1f} m"
+            )
         return where, "You see: " + "; ".join(parts) + "."
 
     def _history_text(self) -> str:

@@ -31,7 +31,7 @@ from sg_search.config import from_params
 from sg_search.llm import LlmBudgetExceeded, LlmError, render
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
 from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams
-from sg_search.reasoning.llm.text import label, neighbours, room_name
+from sg_search.reasoning.llm.text import as_data, label, neighbours, room_name
 from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import Layer, SceneGraph, SceneNode
 
@@ -147,7 +147,7 @@ class SgNavReasoner(LlmReasoner):
         if not objects:
             return f"no objects seen yet: nearest {label(node)} ({chosen.node_id})"
         nearest = sorted(objects, key=lambda n: math.dist(n.position, node.position))[:3]
-        parts = [f"{label(n)} ({n.id}) {self._scores[texts[n.id]][1]}" for n in nearest]
+        parts = [f"{label(n)} ({as_data(n.id)}) {self._scores[texts[n.id]][1]}" for n in nearest]
         return f"{label(node)} {chosen.node_id} ({chosen.reason}); nearby subgraphs: " + "; ".join(parts)
 
     def stats(self) -> dict[str, float]:

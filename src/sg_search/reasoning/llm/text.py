@@ -18,11 +18,25 @@ VERBS = {
 }
 
 
+MAX_NAME_CHARS = 48  # a name from the world (a detector, a prior file) is data, not an instruction
+
+
+def as_data(text: str, limit: int = MAX_NAME_CHARS) -> str:
+    """A name from the world as prompt data: control characters (newlines included) become
+    spaces, whitespace is collapsed, and it is cut to ``limit`` characters, so a name cannot
+    open a line of its own ("SYSTEM: ...") or carry a long instruction."""
+    flat = "".join(c if c.isprintable() else " " for c in text)
+    flat = " ".join(flat.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def label(node: SceneNode) -> str:
-    """What a node is in words: its category, or its kind."""
+    """What a node is in words: its category, or its kind (as prompt data)."""
     if node.layer == Layer.ROOM:
-        return node.category if node.category and node.state != NodeState.UNEXPLORED else "unexplored room"
-    return node.category or node.kind
+        name = node.category if node.category and node.state != NodeState.UNEXPLORED else "unexplored room"
+    else:
+        name = node.category or node.kind
+    return as_data(name)
 
 
 def room_name(graph: SceneGraph, node: SceneNode) -> str:
@@ -42,7 +56,7 @@ def candidate_text(graph: SceneGraph, candidate: Candidate) -> str:
 
 def candidate_line(graph: SceneGraph, candidate: Candidate) -> str:
     """``id: explore frontier in the kitchen, 3.2 m``."""
-    return f"{candidate.node_id}: {candidate_text(graph, candidate)}"
+    return f"{as_data(candidate.node_id)}: {candidate_text(graph, candidate)}"
 
 
 def candidate_lines(graph: SceneGraph, candidates: Sequence[Candidate]) -> str:
@@ -74,14 +88,14 @@ def object_line(graph: SceneGraph, node: SceneNode) -> str:
     """``obj_3: sofa in the living room (state explored); next to table (obj_4)``."""
     where = room_name(graph, node)
     parent = graph.get(node.parent_id) if node.parent_id and node.parent_id != node.room_id else None
-    text = f"{node.id}: {label(node)}" + (f" in the {where}" if where else "")
+    text = f"{as_data(node.id)}: {label(node)}" + (f" in the {where}" if where else "")
     if parent is not None:
-        text += f", in/on {label(parent)} ({parent.id})"
+        text += f", in/on {label(parent)} ({as_data(parent.id)})"
     if node.state != NodeState.UNKNOWN:
         text += f" ({node.state.name.lower()})"
     near = neighbours(graph, node)[:4]
     if near:
-        text += "; " + ", ".join(f"{relation} {label(o)} ({o.id})" for relation, o in near)
+        text += "; " + ", ".join(f"{relation} {label(o)} ({as_data(o.id)})" for relation, o in near)
     return text
 
 

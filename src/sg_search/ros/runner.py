@@ -5,9 +5,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Sequence
 
-from sg_search.ros_env import ensure_ros_env
+from sg_search.ros_env import ensure_ros_env, use_localhost_profile
 
 ensure_ros_env()
+use_localhost_profile()  # loopback-only DDS unless SG_SEARCH_MULTI_MACHINE=1
 
 import rclpy  # noqa: E402
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor  # noqa: E402

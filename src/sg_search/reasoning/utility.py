@@ -7,7 +7,7 @@ Utilities for a query q:
 - container/object o in room r: u = p_contain(q | r) · (w + (1 − w) · p_cooc(o, q)), with the
   room influence w (``room_influence``); without room influence u = p_cooc(o, q);
 - frontier: ``frontier_share`` times the best utility of the objects within
-  ``frontier_radius_m`` of it (at least ``frontier_floor``), else ``frontier_default``.
+  ``frontier_radius_m`` of it, else ``frontier_default``.
 Selection: u* = max utility; among the nodes with u ≥ u* − ``margin`` the one with the
 shortest geodesic distance wins (``margin`` = 0 is greedy).
 
@@ -37,7 +37,7 @@ FAR = math.inf
 
 @dataclass(frozen=True)
 class UtilityParams:
-    """SCOUT's constants (defaults = the paper's).
+    """SCOUT's constants (defaults = the paper's, except ``frontier_share``).
 
     Attributes:
         room_influence: w in u = p_room · (w + (1 − w) · p_cooc).
@@ -49,9 +49,6 @@ class UtilityParams:
         frontier_share: the share of that utility a frontier takes (SCOUT: 1). Below 1, a
             likely container is opened before the frontier beside it is driven to: the
             container is the surer bet, the frontier only promises more of its kind.
-        frontier_floor: the least utility of a frontier with scored objects near it (SCOUT: 0).
-            Above 0, unexplored space beside a room of unlikely objects stays worth more than
-            those objects: the robot drives on instead of inspecting a bathtub for a passport.
     """
 
     room_influence: float = 0.3
@@ -60,8 +57,7 @@ class UtilityParams:
     room_default: float = 0.7
     frontier_default: float = 0.6
     frontier_radius_m: float = 3.0
-    frontier_share: float = 1.0
-    frontier_floor: float = 0.0
+    frontier_share: float = 0.8
 
 
 PairScorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
@@ -169,8 +165,7 @@ class UtilityReasoner(Reasoner):
         for f in frontiers:
             near = np.hypot(*(xy - np.array(f.position[:2])).T) <= self.params.frontier_radius_m
             if near.any():
-                p = self.params
-                out[f.id] = max(p.frontier_share * float(values[near].max()), p.frontier_floor)
+                out[f.id] = self.params.frontier_share * float(values[near].max())
         return out
 
     def decide(self, observation: ReasonerInput) -> Decision:

@@ -11,7 +11,6 @@ import os
 import sys
 from pathlib import Path
 
-
 MULTI_MACHINE = "SG_SEARCH_MULTI_MACHINE"  # "1": the user opts out of the loopback-only defaults
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from sg_search.scene_graph import Affordance, Box3D, EdgeKind, NodeState, SceneGraph
@@ -114,3 +116,18 @@ def test_compounds_inherit_what_their_head_noun_affords() -> None:
     assert kinds["a"] == kinds["b"] == ("container", NodeState.CLOSED)
     assert kinds["c"][0] == "container" and kinds["d"][0] == "object" and kinds["e"][0] == "object"
     assert is_a("pedestal sink", ("sink",)) and not is_a("sinkhole", ("sink",))
+
+
+def test_an_opened_container_seen_anew_is_not_closed_again() -> None:
+    def fridge(instance_id: str, x: float, y: float, width: float) -> ObjectInstance:
+        return ObjectInstance(
+            instance_id, "fridge", 0.9, (x, y, 0.9), bbox=Box3D((x, y, 0.9), (width, width, 1.8))
+        )
+
+    graph = SceneGraph()
+    params = IntegrationParams(openable_categories=("fridge",))
+    integrate_instances(graph, 1, [fridge("f1", 1.0, 1.0, 0.7)], params=params)
+    graph.upsert_node(replace(graph.node("f1"), state=NodeState.OPEN))
+    door_open, far = fridge("f2", 1.2, 0.7, 1.2), fridge("f3", 5.0, 1.0, 0.7)
+    integrate_instances(graph, 2, [door_open, far], params=params)
+    assert graph.node("f2").state == NodeState.OPEN and graph.node("f3").state == NodeState.CLOSED

@@ -102,6 +102,7 @@ def run_episode(
             **{f"actions/{phase}": float(env.robot.actions_by_phase[phase]) for phase in PHASES},
             "turns": float(env.robot.turns),
             "sim_s": env.robot.base.now(),
+            "render_s": env.world.render_s,
             "decisions": float(outcome.steps),
             "false_positives_rejected": float(len(outcome.rejected_candidates)),
             "frames": float(env.frames),
@@ -172,6 +173,7 @@ def run(options: BenchOptions) -> BenchReport:
             )
     lines += _breakdowns(rows, reasoners, summary)
     lines += _budget_curve(rows, reasoners, budget, summary, options)
+    lines += _wall_time(rows, reasoners, summary)
     report = BenchReport("closed-loop", options, summary, rows)
     report.text = "\n".join(lines)
     return report
@@ -214,6 +216,26 @@ def _breakdowns(
             summary[f"{name}/{key}"] = mean
         label = "of which turns in place (all phases)" if phase == "turns" else phase
         lines.append(f"  {label:<46}" + "".join(f"{m:>10.1f}" for m in means))
+    return lines
+
+
+def _wall_time(
+    rows: list[dict[str, Any]], reasoners: tuple[str, ...], summary: dict[str, float]
+) -> list[str]:
+    """Median wall time per episode and per action on this machine, and the share of it spent
+    rendering (what no faster reasoning can save)."""
+    lines = ["", "Wall time on this machine (median per episode, per action; share spent rendering):"]
+    for name in reasoners:
+        mine = [r for r in rows if r["reasoner"] == name and "render_s" in r]
+        if not mine:
+            continue
+        episode = float(np.median([r["wall_s"] for r in mine]))
+        action = float(np.median([r["wall_s"] / max(r["steps"], 1.0) for r in mine]))
+        rendering = float(sum(r["render_s"] for r in mine) / max(sum(r["wall_s"] for r in mine), 1e-9))
+        summary.update({f"{name}/wall_s_median": episode, f"{name}/wall_s_per_action": action,
+                        f"{name}/render_share": rendering})  # fmt: skip
+        lines.append(f"  {name:<12} {episode:.1f} s per episode, {1000 * action:.0f} ms per action, "
+                     f"{100 * rendering:.0f} % rendering")  # fmt: skip
     return lines
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +95,7 @@ class SimWorld:
         self.tilt = 0.0
         self.actions = 0  # move/turn commands executed (one per call of move)
         self.travelled = 0.0  # [m] path length of the base
+        self.render_s = 0.0  # [s] wall time spent rendering (the floor of an episode's cost)
         self.opens = 0  # successful open actions on a closed container
         self.set_pose(*self.pose)
 
@@ -281,6 +283,7 @@ class SimWorld:
         if self._renderer is None:
             raise SimError("the renderer is closed")
         r = self._renderer
+        started = time.perf_counter()
         r.update_scene(self.data, camera="agent_camera")
         rgb = r.render().copy()
         r.enable_depth_rendering()
@@ -291,6 +294,7 @@ class SimWorld:
         r.update_scene(self.data, camera="agent_camera")
         seg = r.render()
         r.disable_segmentation_rendering()
+        self.render_s += time.perf_counter() - started
         depth[(depth <= 0) | (depth > self.camera.max_depth_m)] = 0.0
         geom = int(self._mj.mjtObj.mjOBJ_GEOM)
         ids, types = seg[..., 0], seg[..., 1]

@@ -84,7 +84,7 @@ def test_low_confidence_detection_is_not_a_find() -> None:
     assert outcome.error == SearchError.NOT_FOUND and outcome.steps == 3
 
 
-def test_executor_failures_are_rejected_then_no_targets_left() -> None:
+def test_failed_nodes_are_retried_once_then_no_targets_left() -> None:
     graph = _house()
     tried: list[str] = []
 
@@ -99,9 +99,9 @@ def test_executor_failures_are_rejected_then_no_targets_left() -> None:
         params=SearchParams(max_steps=10),
         sleep=_no_sleep,
     )
-    assert sorted(tried) == ["b", "drawer"]
+    assert sorted(tried) == ["b", "b", "drawer", "drawer"]  # each failed node gets one more try
     assert outcome.error == SearchError.NO_REACHABLE_TARGETS
-    assert outcome.path_length == 3.0
+    assert outcome.path_length == 6.0
 
 
 def test_invalid_query_cancel_timeout_and_missing_graph() -> None:

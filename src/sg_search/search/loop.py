@@ -151,7 +151,8 @@ def run_search(
     reasoner.reset(query)
     outcome = SearchOutcome(SearchError.UNKNOWN)
     start = clock()
-    rejected: set[str] = set()
+    rejected: set[str] = set()  # nodes whose execution failed (skipped by the reasoner)
+    retried: set[str] = set()  # failed nodes already given their second chance
     failures = 0
 
     def report(step: SearchStep) -> None:
@@ -179,18 +180,13 @@ def run_search(
         decision = reasoner.decide(_observation(world, graph, query, rejected))
         best = decision.best
         if best is None:
+            if _second_chance(rejected, retried):
+                continue
             if acting is not None and clock() - idle_since >= params.settle_s:
                 outcome.error = SearchError.NO_REACHABLE_TARGETS
                 outcome.message = f"no {category!r} in the graph and nothing left to explore"
                 return outcome
-            if acting is None:
-                report(
-                    SearchStep(
-                        step, "reason", explanation="waiting for perception", path_length=outcome.path_length
-                    )
-                )
-            else:
-                step -= 1  # perception or the planner may not have caught up: wait, uncounted
+            step -= _wait(outcome, step, acting is None, report)
             sleep(params.step_period_s)
             continue
         idle_since = clock()
@@ -212,6 +208,26 @@ def run_search(
         if failures:
             rejected.add(best.node_id)
     return _last_look(outcome, world.graph(), category, params, verify, report)
+
+
+def _second_chance(rejected: set[str], retried: set[str]) -> bool:
+    """Before a search gives up: every node whose execution failed is offered once more, from
+    where the robot is now and on the map it has now (a container unreachable from the hall
+    may be reachable from the kitchen). True if some were."""
+    if not rejected - retried:
+        return False
+    retried |= rejected
+    rejected.clear()
+    return True
+
+
+def _wait(outcome: SearchOutcome, step: int, observe_only: bool, report: Callable[[SearchStep], None]) -> int:
+    """Nothing to act on yet: observe-only searches report the wait (a counted step); acting
+    ones wait uncounted for perception or the planner to catch up. The steps to uncount."""
+    if not observe_only:
+        return 1
+    report(SearchStep(step, "reason", explanation="waiting for perception", path_length=outcome.path_length))
+    return 0
 
 
 def _or_late(

@@ -112,9 +112,17 @@ def test_opens_a_drawer_and_a_hinged_door(start_node: Any, ros_node: Node) -> No
 
     result = robot.result(robot.open("drawer", (1.2, 0.0, 0.7), math.pi))
     assert result.error_code == OpenContainer.Result.SUCCESS, result.error_msg
-    assert abs(result.opened - 0.30) < 0.03 and abs(robot.state["opened"]["drawer_0"] - 0.30) < 0.03
-    released = lambda: robot.state["held"] == "" and robot.state["joints"]["hand_motor_joint"] > 0.9  # noqa: E731
-    assert wait_for(released, 10.0), robot.state  # the state stream, like the head's, may lag the result
+    assert abs(result.opened - 0.30) < 0.03
+
+    def open_and_released() -> bool:  # the state stream, like the head's, may lag the result
+        state = robot.state
+        return (
+            abs(state["opened"]["drawer_0"] - 0.30) < 0.03
+            and state["held"] == ""
+            and (state["joints"]["hand_motor_joint"] > 0.9)
+        )
+
+    assert wait_for(open_and_released, 10.0), robot.state
     assert robot.feedback[:2] == ["look", "pre_grasp"] and "pull" in robot.feedback
 
     result = robot.result(robot.open("wardrobe", (0.0, 1.2, 0.9), -math.pi / 2))  # 75 degrees, hinge left

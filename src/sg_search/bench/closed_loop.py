@@ -25,6 +25,8 @@ import numpy as np
 from sg_search.bench.embodied_world import EmbodiedEpisode, StackConfig
 from sg_search.bench.failures import EndCause, classify
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
+from sg_search.bench.perception import NOISE
+from sg_search.perception.ground_truth import NoiseParams
 from sg_search.reasoning import Reasoner, create_reasoner
 from sg_search.search import SearchOutcome, SearchStep, Verifier, run_search
 from sg_search.sim.episodes import Episode, make_episodes
@@ -73,14 +75,18 @@ def _book_phase(env: EmbodiedEpisode, step: SearchStep) -> None:
 
 
 def run_episode(
-    episode: Episode, reasoner_name: str, params: Mapping[str, Any] | None = None, max_actions: int = 0
+    episode: Episode,
+    reasoner_name: str,
+    params: Mapping[str, Any] | None = None,
+    max_actions: int = 0,
+    noise: NoiseParams | None = None,
 ) -> dict[str, Any]:
     """One episode with one reasoner: ObjectNav metrics, search and LLM counters;
-    ``max_actions`` > 0 replaces the config's budget."""
+    ``max_actions`` > 0 replaces the config's budget; ``noise`` degrades the detections."""
     config = StackConfig.load()
     if max_actions > 0:
         config = replace(config, embodied=replace(config.embodied, max_actions=max_actions))
-    with EmbodiedEpisode(episode, config) as env:
+    with EmbodiedEpisode(episode, config, noise) as env:
         run = EpisodeRun(env.world, "target")
         reasoner = create_reasoner(
             reasoner_name, {**env.config.reasoner_params(reasoner_name), **(params or {})}
@@ -117,13 +123,14 @@ def _nth(
     reasoners: tuple[str, ...],
     params: dict[str, Any],
     max_actions: int,
+    noise: NoiseParams | None,
     first: int,
     seed: int,
 ) -> dict[str, Any]:
     index = seed - first
     episode, reasoner = episodes[index // len(reasoners)], reasoners[index % len(reasoners)]
     try:
-        return run_episode(episode, reasoner, params, max_actions)
+        return run_episode(episode, reasoner, params, max_actions, noise)
     except Exception as exc:
         error = f"ERROR {type(exc).__name__}: {exc}"
         sys.stderr.write(f"[closed-loop] {episode.scene} {episode.query!r} ({reasoner}): {error}\n")
@@ -142,11 +149,13 @@ def run(options: BenchOptions) -> BenchReport:
     episodes, _ = make_episodes(split, options.episodes, seed=options.seed)
     runs = BenchOptions(**{**options.__dict__, "episodes": len(episodes) * len(reasoners)})
     budget = options.max_actions or StackConfig.load().embodied.max_actions
-    work = partial(_nth, tuple(episodes), reasoners, params, budget, options.seed)
+    noise = NOISE if options.noise else None
+    work = partial(_nth, tuple(episodes), reasoners, params, budget, noise, options.seed)
     rows = map_episodes(work, runs, "closed-loop")
     summary: dict[str, float] = {"episodes": float(len(episodes))}
     lines = [
-        f"closed-loop search, {split} split, {len(episodes)} episodes per reasoner (seed {options.seed})",
+        f"closed-loop search, {split} split, {len(episodes)} episodes per reasoner (seed {options.seed})"
+        + (" - detections with noise (10 % drops, 10 % label swaps, 2 px bleed)" if noise else ""),
         f"{'reasoner':<12} {'SR':>6} {'SPL':>6} {'SoftSPL':>8} {'actions':>8} {'decisions':>9} "
         f"{'opened':>7} {'FP rej.':>8} {'wall s':>7}",
     ]

@@ -25,6 +25,8 @@ class BenchOptions:
             cache, budget: ``llm_base_url=...``, ``llm_cache_dir=...``, ``fallback=scout``).
         out: folder for figures and other files a benchmark writes (never the working directory).
         max_actions: actions per closed-loop episode (0: the config's ``embodied.max_actions``).
+        noise: closed loop with the ground-truth detector's noise model (the perception
+            benchmark's ``NOISE``).
     """
 
     split: str = "all"
@@ -36,6 +38,7 @@ class BenchOptions:
     reasoner_params: tuple[str, ...] = ()
     out: str = "runs"
     max_actions: int = 0
+    noise: bool = False
 
     def out_dir(self) -> Path:
         """``out``, created if missing."""

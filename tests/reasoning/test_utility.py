@@ -76,8 +76,10 @@ def test_utilities_reproduce_the_papers_example() -> None:
 
 def test_frontier_takes_the_best_nearby_object_and_noroom_ignores_the_room() -> None:
     g = house()
-    near = reasoner(frontier_radius_m=25.0).utilities(g, "plate", [g.node("frontier_0")])
+    near = reasoner(frontier_radius_m=25.0, frontier_share=1.0).utilities(g, "plate", [g.node("frontier_0")])
     assert near["frontier_0"][0] == pytest.approx(0.30 * (0.3 + 0.7 * 0.0))  # only the sofa is within 25 m
+    shared = reasoner(frontier_radius_m=25.0).utilities(g, "plate", [g.node("frontier_0")])
+    assert shared["frontier_0"][0] == pytest.approx(0.8 * near["frontier_0"][0])  # the default share
     noroom = reasoner(use_room=False).utilities(g, "plate", [g.node("cabinet_0")])
     assert noroom["cabinet_0"][0] == pytest.approx(0.94)
 

@@ -29,6 +29,13 @@ from sg_search.ros_env import ensure_ros_env, use_localhost_profile  # noqa: E40
 ensure_ros_env()
 use_localhost_profile()
 
+from hypothesis import settings  # noqa: E402
+
+# Property tests draw the same examples on every run (a red CI is reproducible) and are not
+# timed (a loaded machine is slow, not wrong); nothing is stored in the working tree.
+settings.register_profile("sg_search", derandomize=True, deadline=None, database=None)
+settings.load_profile("sg_search")
+
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     """'No tests collected' (exit 5) is not a failure of the suite."""

@@ -21,6 +21,8 @@ from std_msgs.msg import Bool, String
 from sg_search.geometry.transforms import quat_from_yaw
 from sg_search.ros.futures import wait_future
 
+pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml
+
 LATCHED = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )

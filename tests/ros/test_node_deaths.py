@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import math
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +19,11 @@ from std_srvs.srv import Trigger
 from test_search_robustness import SIM, STARTUP_S, _start_stack
 from test_stack_over_dds import call
 
+from sg_search.ros.liveliness import AliveWatch
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.search import SearchError
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml
 STOP_S = 2.0  # the base is at rest this soon after a node dies
 
 
@@ -33,7 +33,8 @@ def _moving(odom: list[Odometry]) -> bool:
 
 
 def _navigating(search: SearchClient, odom: list[Odometry]) -> bool:
-    return any(f.phase == "navigate" for f in search.feedback) and _moving(odom)
+    """The search acts (to a frontier, a viewpoint or a container) and the base moves."""
+    return any(f.phase in ("navigate", "inspect", "open") for f in search.feedback) and _moving(odom)
 
 
 def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
@@ -45,6 +46,7 @@ def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
         Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
     )
     search = SearchClient(ros_node)
+    executor = AliveWatch(ros_node, "affordance_executor")
     assert search.wait_until_ready(STARTUP_S), "no search action server"
     call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)
 
@@ -60,7 +62,7 @@ def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
 
     # 2. the reasoner dies while its executor drives: the client hears it, the base stops
     start_node("affordance_executor", *SIM, "-p", "server_wait_s:=5.0")
-    time.sleep(3.0)  # the reasoner discovers the restarted executor
+    assert wait_for(lambda: executor.alive, STARTUP_S), "the restarted executor never came up"
     search.feedback.clear()
     assert search.start("find the unicorn", timeout_s=300.0)
     assert wait_for(lambda: _navigating(search, odom), 120.0), "the robot never drove"
@@ -69,7 +71,7 @@ def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
     assert wait_for(lambda: search.server_lost, 5.0), "the client did not notice the reasoner's death"
 
     # 3. after a restart the next search succeeds
-    start_node("reasoner", *SIM, "-p", "verify:=false")
+    start_node("reasoner", *SIM, "-p", "verify:=false", "-p", "executor_wait_s:=5.0")
     reset = call(ros_node, Trigger, "reset_episode", Trigger.Request())
     assert reset.success, reset.message
     # The killed reasoner's endpoints stay in the DDS graph until its participant's lease ends,

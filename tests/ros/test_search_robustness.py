@@ -26,7 +26,7 @@ from sg_search.scene_graph import Layer
 from sg_search.scene_graph.serialization import load_snapshot
 from sg_search.search import SearchError
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml
 STARTUP_S = 120.0  # two nodes load the SBERT knowledge model; the simulator builds its house
 SIM = ("-p", "use_sim_time:=true")
 
@@ -45,7 +45,7 @@ def _start_stack(start_node: Any, snapshot: Path) -> dict[str, Any]:
         "affordance_executor": start_node("affordance_executor", *SIM, "-p", "server_wait_s:=5.0"),
         # Verification is tested in-process (tests/search) and by the demo; here it would only
         # lengthen the searches whose endings this test is about.
-        "reasoner": start_node("reasoner", *SIM, "-p", "verify:=false"),
+        "reasoner": start_node("reasoner", *SIM, "-p", "verify:=false", "-p", "executor_wait_s:=5.0"),
     }
     return procs
 

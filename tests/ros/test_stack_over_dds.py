@@ -142,5 +142,5 @@ def test_cancel_stops_a_running_search(stack: None, ros_node: Node) -> None:
     assert wait_for(lambda: len(client.feedback) >= 2)
     client.cancel()
     assert client.wait(10.0)
-    assert client.status() == TaskResult.CANCELED
+    assert client.status() == TaskResult.CANCELED, client.result()
     assert client.result().error_code == 5  # CANCELED

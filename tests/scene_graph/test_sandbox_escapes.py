@@ -116,5 +116,7 @@ def test_the_layers_that_held_are_reported() -> None:
     result = _run("print(len(G))")
     assert result.ok and result.stdout.strip() == "0"
     assert {"audit hook", "os functions removed", "resource limits"} <= set(result.layers)
-    if os.geteuid() == 0:  # the warden can leave the network and drop to nobody as root
-        assert {"network namespace", "unprivileged user"} <= set(result.layers)
+    network = [layer for layer in result.layers if "network namespace" in layer]
+    assert len(network) == 1  # held, or reported with the reason it did not ("no network namespace (...)")
+    if os.geteuid() == 0:  # as root the runner always drops to nobody
+        assert any(layer.startswith("unprivileged user") for layer in result.layers)

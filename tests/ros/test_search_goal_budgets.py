@@ -21,6 +21,9 @@ from sg_search.ros.search_client import SearchClient
 from sg_search.search import SearchError
 
 pytestmark = pytest.mark.ros
+# Its own action name: a test node's endpoints may outlive it in the DDS graph for a while, and
+# a later test on this worker whose stack has no executor must not find this one.
+EXECUTOR = "budget_test_executor"
 
 
 def test_a_nan_timeout_is_refused_and_a_timeout_cancels_the_execution_in_flight(
@@ -38,11 +41,13 @@ def test_a_nan_timeout_is_refused_and_a_timeout_cancels_the_execution_in_flight(
         return ExecuteAffordance.Result(error_code=ExecuteAffordance.Result.CANCELED, error_msg="canceled")
 
     ActionServer(
-        ros_node, ExecuteAffordance, "execute_affordance", execute_callback=never_done,
+        ros_node, ExecuteAffordance, EXECUTOR, execute_callback=never_done,
         cancel_callback=lambda _: CancelResponse.ACCEPT, callback_group=ReentrantCallbackGroup(),
     )  # fmt: skip
     start_node("scene_graph_server", "-p", f"prior_scene_file:={SCENE}")
-    start_node("reasoner", "-p", "verify:=false", "-p", "executor_wait_s:=5.0")
+    start_node(
+        "reasoner", "-p", "verify:=false", "-p", "executor_wait_s:=5.0", "-p", f"executor_action:={EXECUTOR}"
+    )
     client = SearchClient(ros_node)
     assert client.wait_until_ready(STARTUP_S)
 

@@ -133,15 +133,18 @@ class ReasonerNode(Node):
             handle.abort()
             result.error_code, result.error_msg = SearchError.INVALID_QUERY, f"bad goal: {exc}"
             return result
-        deadline = time.monotonic() + params.timeout_s  # binds inside a navigation too
+        deadline = time.monotonic() + params.timeout_s
 
-        def stop() -> bool:
-            return bool(handle.is_cancel_requested or not handle.is_active or time.monotonic() > deadline)
+        def stop() -> bool:  # the search itself judges its budget (TIMEOUT) on its own clock
+            return bool(handle.is_cancel_requested or not handle.is_active)
+
+        def stop_acting() -> bool:  # the budget also ends an execution in flight
+            return stop() or time.monotonic() > deadline
 
         world: RosSensing | RosWorld = self._sensing
         verifier = None
         if self._executor_client.wait_for_server(timeout_sec=self.config.executor_wait_s):
-            acting = RosWorld(self._sensing, self._executor_client, stop)
+            acting = RosWorld(self._sensing, self._executor_client, stop_acting)
             world = acting
             if self.config.verify:
                 context = reasoner.verification_context() or self._cooccurrence

@@ -99,6 +99,12 @@ def start_node() -> Iterator[type[NodeProcess]]:
         proc.stop()
 
 
+# A reasoner whose search must stay observe-only looks for an executor under a name no node
+# serves: a test node's or a SIGKILLed node's endpoints outlive it in the DDS graph for a while,
+# and a later test on the same worker would otherwise find that executor.
+OBSERVE_ONLY = ("-p", "executor_action:=no_executor")
+
+
 def wait_for(predicate, timeout: float = 20.0, period: float = 0.05) -> bool:  # type: ignore[no-untyped-def]
     """Poll ``predicate`` until true or ``timeout`` seconds pass."""
     deadline = time.monotonic() + timeout

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import wait_for
+from conftest import OBSERVE_ONLY, wait_for
 from rclpy.node import Node
 from sg_search_interfaces.msg import ObjectObservationArray
 from sg_search_interfaces.srv import GetSceneGraph
@@ -35,7 +35,7 @@ def test_killed_server_restarts_from_snapshot_and_search_continues(
         "snapshot_period_s:=0.2",
     )
     server = start_node("scene_graph_server", *args)
-    start_node("reasoner", "-p", "step_period_s:=0.05", "-p", "max_steps:=5000")
+    start_node("reasoner", "-p", "step_period_s:=0.05", "-p", "max_steps:=5000", *OBSERVE_ONLY)
     observations = ros_node.create_publisher(ObjectObservationArray, "observations", 10)
     assert wait_for(lambda: observations.get_subscription_count() > 0)
     observe(ros_node, observations, 1, ObjectInstance("obj_1", "mug", 0.9, (2.1, 5.6, 0.95)))

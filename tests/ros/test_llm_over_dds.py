@@ -10,7 +10,7 @@ import re
 from typing import Any
 
 import pytest
-from conftest import wait_for
+from conftest import OBSERVE_ONLY, wait_for
 from rclpy.node import Node
 from scripted_llm import ScriptedLlm, scripted_llm
 from test_stack_over_dds import SCENE, STARTUP_S, graph_io, observe
@@ -42,7 +42,7 @@ def test_llm_reasoner_and_edge_proposer_over_dds(start_node: Any, ros_node: Node
         llm = ["-p", f"llm_base_url:={server.base_url}", "-p", "llm_model:=scripted"]
         start_node("scene_graph_server", "-p", f"prior_scene_file:={SCENE}", "-p", "llm_edges:=true",
                    "-p", "llm_edges_period_s:=0.3", *llm)  # fmt: skip
-        start_node("reasoner", "-p", "step_period_s:=0.2", "-p", "max_steps:=2000",
+        start_node("reasoner", "-p", "step_period_s:=0.2", "-p", "max_steps:=2000", *OBSERVE_ONLY,
                    "-p", "default_reasoner:=moma-llm", "-p", "llm_fallback:=nearest", *llm)  # fmt: skip
         updates, observations = graph_io(ros_node)
         assert wait_for(lambda: observations.get_subscription_count() > 0)
@@ -98,7 +98,7 @@ def test_sgrwr_retriever_code_runs_in_the_scene_graph_servers_sandbox(
     with scripted_llm(answer) as server:
         state.append(server)
         start_node("scene_graph_server", "-p", f"prior_scene_file:={SCENE}")
-        start_node("reasoner", "-p", "step_period_s:=0.2", "-p", "default_reasoner:=sgrwr",
+        start_node("reasoner", "-p", "step_period_s:=0.2", "-p", "default_reasoner:=sgrwr", *OBSERVE_ONLY,
                    "-p", f"llm_base_url:={server.base_url}", "-p", "llm_model:=scripted")  # fmt: skip
         client = SearchClient(ros_node)
         assert client.wait_until_ready(STARTUP_S)

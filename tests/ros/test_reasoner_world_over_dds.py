@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import wait_for
+from conftest import OBSERVE_ONLY, wait_for
 from plugin_builder import install_reasoner_plugin
 from rclpy.node import Node
 from sensor_msgs.msg import Image
@@ -64,7 +64,14 @@ def test_a_reasoner_in_the_node_gets_the_pose_from_tf_and_frames_from_the_camera
     monkeypatch.setenv("SG_SEARCH_PROBE_OUT", str(out))
     start_node("scene_graph_server", "-p", f"prior_scene_file:={SCENE}")
     start_node(
-        "reasoner", "-p", "step_period_s:=0.1", "-p", "default_reasoner:=probe", "-p", "kept_frames:=4"
+        "reasoner",
+        "-p",
+        "step_period_s:=0.1",
+        "-p",
+        "default_reasoner:=probe",
+        "-p",
+        "kept_frames:=4",
+        *OBSERVE_ONLY,
     )
 
     tf = TfBroadcaster(ros_node)

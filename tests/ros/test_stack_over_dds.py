@@ -8,7 +8,7 @@ import time
 from typing import Any
 
 import pytest
-from conftest import wait_for
+from conftest import OBSERVE_ONLY, wait_for
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.msg import ObjectObservationArray, SceneGraphUpdate
@@ -59,11 +59,9 @@ def graph_io(node: Node) -> tuple[list[SceneGraphUpdate], Any]:
 @pytest.fixture
 def stack(start_node: Any) -> None:
     start_node("scene_graph_server", "-p", f"prior_scene_file:={SCENE}", "-p", "full_update_period_s:=1.0")
-    # Observe-only by design: the reasoner looks for an executor under a name no node serves
-    # (a SIGKILLed executor of an earlier test on this worker stays in the DDS graph a while).
     start_node(
-        "reasoner", "-p", "step_period_s:=0.05", "-p", "max_steps:=2000", "-p", "executor_action:=no_executor"
-    )
+        "reasoner", "-p", "step_period_s:=0.05", "-p", "max_steps:=2000", *OBSERVE_ONLY
+    )  # see conftest
 
 
 def test_search_finds_object_reported_by_perception(stack: None, ros_node: Node) -> None:

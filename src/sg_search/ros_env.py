@@ -14,6 +14,11 @@ from pathlib import Path
 MULTI_MACHINE = "SG_SEARCH_MULTI_MACHINE"  # "1": the user opts out of the loopback-only defaults
 
 
+def multi_machine(environ: dict[str, str] | os._Environ[str]) -> bool:
+    """Whether the user opted out of the loopback-only defaults (``SG_SEARCH_MULTI_MACHINE=1``)."""
+    return environ.get(MULTI_MACHINE, "") == "1"
+
+
 def ensure_ros_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     """Fill in what a pip-only ROS 2 needs; never override what the user set.
 
@@ -25,7 +30,7 @@ def ensure_ros_env(environ: dict[str, str] | None = None) -> dict[str, str]:
     Returns the mapping it changed (``os.environ`` by default).
     """
     env = os.environ if environ is None else environ
-    if env.get(MULTI_MACHINE, "") != "1":
+    if not multi_machine(env):
         env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     prefix = sys.prefix
     index = Path(prefix) / "share" / "ament_index" / "resource_index" / "packages"
@@ -47,7 +52,7 @@ def use_localhost_profile(environ: dict[str, str] | None = None) -> None:
     from sg_search.config import package_share
 
     env = os.environ if environ is None else environ
-    if env.get(MULTI_MACHINE, "") == "1":
+    if multi_machine(env):
         return
     profile = package_share() / "config" / "fastdds_localhost.xml"
     env.setdefault("FASTDDS_DEFAULT_PROFILES_FILE", str(profile))

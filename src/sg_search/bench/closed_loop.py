@@ -155,7 +155,7 @@ def run(options: BenchOptions) -> BenchReport:
     summary: dict[str, float] = {"episodes": float(len(episodes))}
     lines = [
         f"closed-loop search, {split} split, {len(episodes)} episodes per reasoner (seed {options.seed})"
-        + (" - detections with noise (10 % drops, 10 % label swaps, 2 px bleed)" if noise else ""),
+        + (f" - noisy detections: {noise.describe()}" if noise else ""),
         f"{'reasoner':<12} {'SR':>6} {'SPL':>6} {'SoftSPL':>8} {'actions':>8} {'decisions':>9} "
         f"{'opened':>7} {'FP rej.':>8} {'wall s':>7}",
     ]

@@ -69,7 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument(
         "--noise",
         action="store_true",
-        help="closed-loop: noisy ground-truth detections (10 %% drops, 10 %% label swaps, 2 px bleed)",
+        help="closed-loop: ground-truth detections through the perception benchmark's noise model",
     )
     bench.add_argument(
         "--agents",

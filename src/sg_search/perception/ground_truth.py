@@ -48,6 +48,13 @@ class NoiseParams:
         if self.erode_px < 0 or self.dilate_px < 0 or self.min_pixels < 1:
             raise ValueError("erode_px and dilate_px must be >= 0 and min_pixels >= 1")
 
+    def describe(self) -> str:
+        """'10 % drops, 10 % label swaps, 2 px bleed' (what a report says of the noise)."""
+        parts = [f"{self.drop_rate:.0%} drops", f"{self.label_swap_rate:.0%} label swaps"]
+        parts += [f"{self.dilate_px} px bleed"] if self.dilate_px else []
+        parts += [f"{self.erode_px} px erosion"] if self.erode_px else []
+        return ", ".join(parts)
+
 
 class GroundTruthDetector:
     """Detections from ``RgbdImage.instance``; objects without a category or with one in

@@ -67,7 +67,7 @@ class AffordanceExecutorNode(Node):
         self._set_state = self.create_client(SetNodeState, "scene_graph/set_state", callback_group=group)
         self._cmd = self.create_publisher(Twist, "cmd_vel", 10)
         self._alive = announce_alive(self)  # DDS liveliness: dependants see this node die
-        self._sender = AliveWatch(self, self.config.goal_sender) if self.config.goal_sender else None
+        self._sender = AliveWatch(self, self.config.goal_sender)
         self.tf = create_transform_source(self)
         self._mirror = GraphMirror(self)
         self._busy = threading.Lock()
@@ -127,8 +127,7 @@ class AffordanceExecutorNode(Node):
     def _canceled(self) -> bool:
         """The goal was cancelled, or the node that sent it died (its search is over)."""
         handle = self._handle
-        sender = self._sender
-        return handle is not None and (handle.is_cancel_requested or (sender is not None and sender.lost))
+        return handle is not None and (handle.is_cancel_requested or self._sender.lost)
 
     # ------------------------------------------------------------------ skills
     def navigate(self, node: SceneNode, purpose: str) -> SkillResult:

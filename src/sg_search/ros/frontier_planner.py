@@ -77,7 +77,7 @@ class FrontierPlanner(Node):
         self._plan_pub = self.create_publisher(Path, "plan", 10)
         self._cmd_pub = self.create_publisher(Twist, "cmd_vel", 10)
         self._alive = announce_alive(self)
-        self._sender = AliveWatch(self, self.config.goal_sender) if self.config.goal_sender else None
+        self._sender = AliveWatch(self, self.config.goal_sender)
         c = self.config
         self.base = TwistBase(self.tf, self._cmd_pub, c.map_frame, c.base_frame, c.control_period_s)
         self.create_timer(
@@ -251,11 +251,11 @@ class FrontierPlanner(Node):
             self.base,
             target,
             float(goal.tolerance),
-            should_stop=lambda: bool(handle.is_cancel_requested or (sender is not None and sender.lost)),
+            should_stop=lambda: bool(handle.is_cancel_requested or sender.lost),
             on_path=self._publish_plan,
             on_feedback=feedback,
         )
-        if sender is not None and sender.lost and not handle.is_cancel_requested:
+        if sender.lost and not handle.is_cancel_requested:
             self.get_logger().error(f"{sender.name} died during the navigation: the base is stopped")
             outcome = replace(outcome, message=f"stopped: {sender.name}, which sent the goal, died")
         if outcome.code == NavError.CANCELED:

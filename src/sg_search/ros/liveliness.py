@@ -40,7 +40,8 @@ class AliveWatch:
     """Whether the node named ``name`` is alive, as DDS sees its ``alive/<name>`` publisher.
 
     ``lost`` is true once the node has been seen alive and is no longer: a node that was
-    never started is not "lost" (a stack without it is a valid configuration).
+    never started is not "lost" (a stack without it is a valid configuration). An empty
+    ``name`` watches nothing and is never lost (a parameter's way to turn the watch off).
     """
 
     def __init__(self, node: Node, name: str) -> None:
@@ -48,13 +49,14 @@ class AliveWatch:
         self._lock = threading.Lock()
         self._alive = 0
         self._seen = False
-        self._subscription = node.create_subscription(
-            Empty,
-            f"alive/{name}",
-            lambda _: None,
-            ALIVE_QOS,
-            event_callbacks=SubscriptionEventCallbacks(liveliness=self._on_liveliness),
-        )
+        if name:
+            self._subscription = node.create_subscription(
+                Empty,
+                f"alive/{name}",
+                lambda _: None,
+                ALIVE_QOS,
+                event_callbacks=SubscriptionEventCallbacks(liveliness=self._on_liveliness),
+            )
 
     def _on_liveliness(self, info: QoSLivelinessChangedInfo) -> None:
         with self._lock:

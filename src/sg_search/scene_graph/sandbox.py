@@ -45,6 +45,7 @@ from sg_search.scene_graph.serialization import graph_to_dict
 STARTUP_GRACE_S = 10.0  # the child interpreter needs ~0.5 s to start and build G
 MAX_TIME_S = 60.0  # the longest time limit a request may ask for [s]
 MAX_OUTPUT_BYTES = 1 << 20
+JSON_EXPANSION = 6  # JSON writes a control character (or a replaced byte) as six: \u0001
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,8 @@ def run_graph_code(code: str, graph: SceneGraph, limits: SandboxLimits | None = 
     reply_r, reply_w = os.pipe()
     request = {"code": code, "graph": graph_to_dict(graph), "limits": limits.__dict__, "reply_fd": reply_w}
     chunks: list[bytes] = []
-    reader = threading.Thread(target=_read_reply, args=(reply_r, limits.output_bytes * 4 + 65_536, chunks))
+    most = limits.output_bytes * JSON_EXPANSION + 65_536  # the reply's JSON, the output escaped
+    reader = threading.Thread(target=_read_reply, args=(reply_r, most, chunks))
     with tempfile.TemporaryDirectory(prefix="sg_search_sandbox_") as cwd:
         try:
             child = subprocess.Popen(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import builtins
 import collections
-import errno
 import io
 import itertools
 import json
@@ -243,15 +242,7 @@ def main() -> None:
 def _read_status(fd: int) -> dict[str, Any]:
     """The runner's status line, or {} when it wrote none (or not one that parses)."""
     data = bytearray()
-    while len(data) < STATUS_BYTES:
-        try:
-            chunk = os.read(fd, STATUS_BYTES)
-        except OSError as exc:
-            if exc.errno == errno.EINTR:
-                continue
-            break
-        if not chunk:
-            break
+    while len(data) < STATUS_BYTES and (chunk := os.read(fd, STATUS_BYTES)):
         data += chunk
     try:
         status = json.loads(bytes(data))

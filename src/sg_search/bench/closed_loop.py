@@ -127,16 +127,26 @@ def _nth(
     first: int,
     seed: int,
 ) -> dict[str, Any]:
-    index = seed - first
-    episode, reasoner = episodes[index // len(reasoners)], reasoners[index % len(reasoners)]
+    episode, reasoner = _job(episodes, reasoners, seed - first)
     try:
         return run_episode(episode, reasoner, params, max_actions, noise)
     except Exception as exc:
-        error = f"ERROR {type(exc).__name__}: {exc}"
-        sys.stderr.write(f"[closed-loop] {episode.scene} {episode.query!r} ({reasoner}): {error}\n")
-        zeros = dict.fromkeys(METRICS, 0.0)
-        return {"scene": episode.scene, "query": episode.query, "relation": episode.relation,
-                "reasoner": reasoner, "end": error, **zeros}  # fmt: skip
+        return _failed(episodes, reasoners, first, seed, f"{type(exc).__name__}: {exc}")
+
+
+def _job(episodes: tuple[Episode, ...], reasoners: tuple[str, ...], index: int) -> tuple[Episode, str]:
+    return episodes[index // len(reasoners)], reasoners[index % len(reasoners)]
+
+
+def _failed(
+    episodes: tuple[Episode, ...], reasoners: tuple[str, ...], first: int, seed: int, error: str
+) -> dict[str, Any]:
+    """The row of an episode that raised, or whose worker died twice: zero metrics, the error."""
+    episode, reasoner = _job(episodes, reasoners, seed - first)
+    sys.stderr.write(f"[closed-loop] {episode.scene} {episode.query!r} ({reasoner}): ERROR {error}\n")
+    zeros = dict.fromkeys(METRICS, 0.0)
+    return {"scene": episode.scene, "query": episode.query, "relation": episode.relation,
+            "reasoner": reasoner, "end": f"ERROR {error}", **zeros}  # fmt: skip
 
 
 def run(options: BenchOptions) -> BenchReport:
@@ -147,11 +157,11 @@ def run(options: BenchOptions) -> BenchReport:
     for name in reasoners:
         create_reasoner(name, params)  # an unknown name fails before any episode runs
     episodes, _ = make_episodes(split, options.episodes, seed=options.seed)
-    runs = BenchOptions(**{**options.__dict__, "episodes": len(episodes) * len(reasoners)})
     budget = options.max_actions or StackConfig.load().embodied.max_actions
     noise = NOISE if options.noise else None
     work = partial(_nth, tuple(episodes), reasoners, params, budget, noise, options.seed)
-    rows = map_episodes(work, runs, "closed-loop")
+    failed = partial(_failed, tuple(episodes), reasoners, options.seed)
+    rows = map_episodes(work, options, "closed-loop", len(episodes) * len(reasoners), failed)
     summary: dict[str, float] = {"episodes": float(len(episodes))}
     lines = [
         f"closed-loop search, {split} split, {len(episodes)} episodes per reasoner (seed {options.seed})"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 from scipy import ndimage
 
 from sg_search.bench.embodied_world import StackConfig
-from sg_search.bench.harness import BenchOptions, BenchReport
+from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
 from sg_search.bench.sim_robot import SimRobot
 from sg_search.mapping.occupancy import FREE
 from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
@@ -140,10 +141,14 @@ def plot_curves(rows: list[dict[str, Any]], path: Path) -> Path:
     return path
 
 
+def _explore_nth(scenes: tuple[str, ...], first: int, seed: int) -> dict[str, Any]:
+    return explore_house(scenes[seed - first], first)
+
+
 def run(options: BenchOptions) -> BenchReport:
     """Every test-split house (at most ``options.episodes``); the curve PNG under ``--out``."""
-    scenes = scene_names("test")[: options.episodes]
-    rows = [explore_house(scene, options.seed) for scene in scenes]
+    scenes = tuple(scene_names("test")[: options.episodes])
+    rows = map_episodes(partial(_explore_nth, scenes, options.seed), options, "exploration", jobs=len(scenes))
     summary = {
         "houses": float(len(rows)),
         "coverage_mean": float(np.mean([r["coverage"] for r in rows])),

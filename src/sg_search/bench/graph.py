@@ -170,5 +170,5 @@ def run(options: BenchOptions) -> BenchReport:
     """Run ``options.episodes`` seeds of every size; summary = mean over episodes."""
     if options.split != "all":
         raise ValueError(f"graph has no splits; use --split all (got {options.split!r})")
-    rows = map_episodes(_episode, options)
+    rows = map_episodes(_episode, options, "graph")
     return BenchReport("graph", options, summarise(rows), rows)

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+from sg_search.bench.fanout import BACKENDS, check_local_ray_allowed
 
 
 @dataclass(frozen=True)
@@ -18,7 +23,8 @@ class BenchOptions:
         split: data split ("val", "test", ...); benchmarks without splits accept only "all".
         episodes: episodes (or repetitions) to run.
         seed: base random seed; episode i uses seed + i.
-        workers: parallel worker processes.
+        workers: episodes run at once: local processes, or Ray tasks in flight (with Ray, 0 =
+            every CPU of the cluster).
         agents: comma-separated agents/reasoners, for benchmarks that compare them ("" = default set).
         episodes_file: JSON-lines episodes to run instead of drawn ones (benchmarks that take them).
         reasoner_params: ``KEY=VALUE`` parameters for every reasoner made (the LLM endpoint,
@@ -27,6 +33,11 @@ class BenchOptions:
         max_actions: actions per closed-loop episode (0: the config's ``embodied.max_actions``).
         noise: closed loop with the ground-truth detector's noise model (the perception
             benchmark's ``NOISE``).
+        backend: where episodes run: "local" (this process or a process pool) or "ray".
+        ray_address: with Ray, "" starts a local Ray (only inside a private network or with
+            ``SG_SEARCH_MULTI_MACHINE=1``); "auto" or "ray://host:port" joins a cluster.
+        results: the JSON-lines results file ("" = ``<out>/results/<benchmark>-<time>.jsonl``).
+        resume: continue ``results``, skipping the episodes already in it.
     """
 
     split: str = "all"
@@ -39,6 +50,23 @@ class BenchOptions:
     out: str = "runs"
     max_actions: int = 0
     noise: bool = False
+    backend: str = "local"
+    ray_address: str = ""
+    results: str = ""
+    resume: bool = False
+
+    def __post_init__(self) -> None:
+        if self.backend not in BACKENDS:
+            raise ValueError(f"--backend {self.backend!r} is not one of {', '.join(BACKENDS)}")
+        if self.episodes < 1 or self.workers < 0 or (self.workers == 0 and self.backend != "ray"):
+            raise ValueError("--episodes must be >= 1 and --workers >= 1 (0 = every CPU, with --backend ray)")
+        if self.resume and not self.results:
+            raise ValueError("resume needs the results file to continue")
+
+    def work(self) -> dict[str, Any]:
+        """The options that decide which episodes run and how (a results file's identity)."""
+        placement = ("workers", "backend", "ray_address", "out", "results", "resume")
+        return {k: v for k, v in asdict(self).items() if k not in placement}
 
     def out_dir(self) -> Path:
         """``out``, created if missing."""
@@ -131,49 +159,125 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
 }
 
 
-def map_episodes(
-    episode: Callable[[int], dict[str, Any]], options: BenchOptions, label: str = ""
-) -> list[dict[str, Any]]:
-    """Run ``episode(seed + i)`` for every episode, over ``options.workers`` processes; with a
-    ``label``, a progress line on stderr."""
-    seeds = [options.seed + i for i in range(options.episodes)]
-    progress = Progress(label, len(seeds)) if label else None
-    results: list[dict[str, Any]] = []
-    if options.workers <= 1:
-        for s in seeds:
-            results.append(episode(s))
-            if progress:
-                progress.advance()
-    else:
-        from concurrent.futures import ProcessPoolExecutor
+class EpisodesFailed(RuntimeError):
+    """Episodes of a benchmark without its own failure rows raised or lost their worker twice;
+    the message names them and the results file that holds the others."""
 
-        with ProcessPoolExecutor(max_workers=options.workers) as pool:
-            for result in pool.map(episode, seeds, chunksize=max(1, len(seeds) // (20 * options.workers))):
-                results.append(result)
-                if progress:
-                    progress.advance()
-    if progress:
-        progress.close()
-    return [{"episode": i, "seed": s, **r} for i, (s, r) in enumerate(zip(seeds, results, strict=True))]
+
+def map_episodes(
+    episode: Callable[[int], dict[str, Any]],
+    options: BenchOptions,
+    label: str,
+    jobs: int = 0,
+    failed: Callable[[int, str], dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """Run ``episode(options.seed + i)`` for ``i < jobs`` (0: ``options.episodes``) on
+    ``options.backend`` and return their rows in order of ``i``, as read back from the results
+    file (the header: ``label``, ``options.work()`` and ``jobs``).
+
+    Each finished episode is appended to the results file at once (``{"episode": i, "seed":
+    seed, **result, "code_version", "node"}``); with ``options.resume`` the episodes already
+    there are not run again. An episode that raised or whose worker died twice becomes
+    ``failed(seed, error)`` (the benchmark's own failure row) when given; otherwise it is left
+    out of the file (a resume runs it again) and :class:`EpisodesFailed` is raised at the end.
+    """
+    from sg_search.bench import fanout
+    from sg_search.bench.results_file import ResultsFile, code_version, default_path
+
+    seeds = [options.seed + i for i in range(jobs or options.episodes)]
+    path = Path(options.results) if options.results else default_path(options.out_dir(), label)
+    header = {"benchmark": label, "work": options.work(), "jobs": len(seeds)}
+    results = ResultsFile(path, header, resume=options.resume)
+    index = {s: i for i, s in enumerate(seeds)}
+    todo = [s for s in seeds if index[s] not in results.rows]
+    _warn_other_code(results.rows.values(), path)
+    print(f"[{label}] results: {path} ({len(seeds) - len(todo)} of {len(seeds)} already there; "
+          f"continue an interrupted run with --resume {path})", file=sys.stderr)  # fmt: skip
+    progress = Progress(label, len(seeds), done=len(seeds) - len(todo))
+    errors: list[str] = []
+
+    def deliver(seed: int, result: dict[str, Any] | None, error: str | None, node: str) -> None:
+        if result is None:
+            progress.fail()
+            if failed is None:
+                errors.append(f"episode {index[seed]} (seed {seed}): {error}")
+                progress.advance(node)
+                return
+            result = {**failed(seed, str(error)), "code_version": code_version()}
+        results.append({"episode": index[seed], "seed": seed, **result, "node": node})
+        progress.advance(node)
+
+    job = partial(_versioned, episode)
+    if options.backend == "ray":
+        fanout.run_ray(job, todo, options.workers, options.ray_address, deliver)
+    elif options.workers <= 1:
+        fanout.run_serial(job, todo, deliver)
+    else:
+        fanout.run_pool(job, todo, options.workers, deliver)
+    progress.close()
+    if errors:
+        raise EpisodesFailed(
+            f"{len(errors)} episodes failed ({'; '.join(errors[:3])}); the others are in {path}: "
+            f"--resume {path} runs the failed ones again"
+        )
+    return [results.rows[i] for i in range(len(seeds))]
+
+
+def _versioned(episode: Callable[[int], dict[str, Any]], seed: int) -> dict[str, Any]:
+    """In the worker: the episode's result with the code version that computed it."""
+    from sg_search.bench.results_file import code_version
+
+    return {**episode(seed), "code_version": code_version()}
+
+
+def _warn_other_code(rows: Iterable[dict[str, Any]], path: Path) -> None:
+    from sg_search.bench.results_file import code_version
+
+    others = Counter(str(r.get("code_version")) for r in rows if r.get("code_version") != code_version())
+    if others:
+        print(f"[results] {path}: {sum(others.values())} rows were computed by other code "
+              f"({', '.join(others)}; this is {code_version()}); each row names its code_version",
+              file=sys.stderr)  # fmt: skip
 
 
 class Progress:
-    """Progress on stderr: a redrawn bar on a terminal, a line per 10 % otherwise (logs)."""
+    """One progress line for the whole run on stderr: episodes done, rate, ETA, failures and,
+    with more than one node, episodes per node. Redrawn on a terminal; in a log, a line per
+    10 %."""
 
-    def __init__(self, label: str, total: int) -> None:
-        self.label, self.total, self.done, self._shown = label, total, 0, -1
+    def __init__(self, label: str, total: int, done: int = 0) -> None:
+        self.label, self.total, self.done, self.failures = label, total, done, 0
+        self._start_done, self._start = done, time.monotonic()
+        self._shown = -1
+        self.nodes: Counter[str] = Counter()
         self._tty = sys.stderr.isatty()
 
-    def advance(self) -> None:
-        """One more item done."""
+    def fail(self) -> None:
+        """An episode failed (it still counts as done)."""
+        self.failures += 1
+
+    def advance(self, node: str = "") -> None:
+        """One more episode done (on ``node``)."""
         self.done += 1
+        self.nodes[node] += 1
         percent = 100 * self.done // max(self.total, 1)
         step = percent if self._tty else percent // 10 * 10
         if step != self._shown:
             self._shown = step
-            line = f"[{self.label}] {'#' * (percent // 5):<20s} {self.done}/{self.total} {percent:3d}%"
-            sys.stderr.write(f"\r{line}" if self._tty else f"{line}\n")
+            sys.stderr.write(f"\r{self.line()}" if self._tty else f"{self.line()}\n")
             sys.stderr.flush()
+
+    def line(self) -> str:
+        """The progress text."""
+        percent = 100 * self.done // max(self.total, 1)
+        minutes = (time.monotonic() - self._start) / 60.0
+        rate = (self.done - self._start_done) / minutes if minutes > 0 else 0.0
+        eta = f"{(self.total - self.done) / rate:.1f} min" if rate > 0 else "?"
+        text = (f"[{self.label}] {'#' * (percent // 5):<20s} {self.done}/{self.total} {percent:3d}% "
+                f"{rate:.1f}/min ETA {eta} failures {self.failures}")  # fmt: skip
+        if len(self.nodes) > 1:
+            text += " | " + " ".join(f"{n or '?'}:{c}" for n, c in sorted(self.nodes.items()))
+        return text
 
     def close(self) -> None:
         """End the bar's line."""
@@ -183,7 +287,8 @@ class Progress:
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, float]:
     """Mean of every numeric column except the episode bookkeeping."""
-    keys = [k for k in (rows[0] if rows else {}) if k not in ("episode", "seed")]
+    first = rows[0] if rows else {}
+    keys = [k for k, v in first.items() if k not in ("episode", "seed") and isinstance(v, int | float)]
     return {k: sum(float(r[k]) for r in rows) / len(rows) for k in keys}
 
 
@@ -198,6 +303,8 @@ def run_benchmark(name: str, options: BenchOptions) -> BenchReport:
 
     if name not in _BENCHMARKS:
         raise KeyError(f"unknown benchmark {name!r}; available: {', '.join(sorted(_BENCHMARKS))}")
+    if options.backend == "ray" and not options.ray_address:
+        check_local_ray_allowed()  # before any work, and before a results file is made
     module = importlib.import_module(_BENCHMARKS[name][0])
     report: BenchReport = module.run(options)
     return report

@@ -269,8 +269,9 @@ def run(options: BenchOptions) -> BenchReport:
     chosen = list(episodes.values())[: options.episodes]
     rows = map_episodes(
         partial(_evaluate_nth, tuple(chosen), options.seed, options.out_dir()),
-        BenchOptions(**{**options.__dict__, "episodes": len(chosen)}),
+        options,
         "perception",
+        jobs=len(chosen),
     )
     stages: dict[str, list[float]] = defaultdict(list)
     for row in rows:

@@ -176,5 +176,5 @@ def run(options: BenchOptions) -> BenchReport:
     """``options.episodes`` random seeds; summary = mean over episodes of per-episode values."""
     if options.split != "all":
         raise ValueError(f"planner has no splits; use --split all (got {options.split!r})")
-    rows = map_episodes(_episode, options)
+    rows = map_episodes(_episode, options, "planner")
     return BenchReport("planner", options, summarise(rows), rows)

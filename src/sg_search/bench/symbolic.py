@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -217,10 +218,8 @@ def run(options: BenchOptions) -> BenchReport:
         print(f"[symbolic] set aside: {problem}", file=sys.stderr)
     tiers = list(episodes)
     jobs = [(tier, i, agent) for tier in tiers for i in range(len(episodes[tier])) for agent in agents]
-    _JOBS[:] = [
-        (episodes[tier][i], agent, options.seed + i, params) for tier, i, agent in jobs
-    ]  # workers fork with it
-    results = map_episodes(_job, replace(options, episodes=len(jobs), seed=0), label="symbolic")
+    work = tuple((episodes[tier][i], agent, options.seed + i, params) for tier, i, agent in jobs)
+    results = map_episodes(partial(_job, work, options.seed), options, "symbolic", jobs=len(jobs))
     rows = [
         {
             "agent": agent,
@@ -352,12 +351,9 @@ def decision_latency(agent: str, nodes: int = LATENCY_NODES, repeats: int = 30) 
     return {"median": float(np.median(times)), "p95": float(np.percentile(times, 95)), "nodes": float(nodes)}
 
 
-_JOBS: list[tuple[Episode, str, int, dict[str, Any]]] = []
-
-
-def _job(k: int) -> dict[str, Any]:
-    episode, agent, seed, params = _JOBS[k]
-    return run_episode(episode, agent, seed, params)
+def _job(work: tuple[tuple[Episode, str, int, dict[str, Any]], ...], first: int, seed: int) -> dict[str, Any]:
+    episode, agent, episode_seed, params = work[seed - first]
+    return run_episode(episode, agent, episode_seed, params)
 
 
 def agents_table(report: BenchReport, agents: Sequence[str], tiers: Sequence[str]) -> str:

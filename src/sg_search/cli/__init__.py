@@ -58,7 +58,29 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--split", default="all", help="data split")
     bench.add_argument("--episodes", type=int, default=10, help="episodes to run")
     bench.add_argument("--seed", type=int, default=0, help="base seed")
-    bench.add_argument("--workers", type=int, default=1, help="parallel processes")
+    bench.add_argument(
+        "--workers", type=int, default=1,
+        help="episodes at once: local processes, or Ray tasks in flight (0 with Ray: every CPU)",
+    )  # fmt: skip
+    bench.add_argument(
+        "--backend", choices=("local", "ray"), default="local",
+        help="local: this process or a process pool (no Ray needed); ray: Ray tasks",
+    )  # fmt: skip
+    bench.add_argument(
+        "--ray-address", default="",
+        help="'' starts a local Ray (in a private network: scripts/private-network); 'auto' or "
+        "ray://host:port joins a cluster",
+    )  # fmt: skip
+    results = bench.add_mutually_exclusive_group()
+    results.add_argument(
+        "--results", type=Path, default=None,
+        help="JSON-lines results file, one row per episode as it finishes "
+        "(default: <out>/results/<benchmark>-<time>.jsonl)",
+    )  # fmt: skip
+    results.add_argument(
+        "--resume", type=Path, default=None, metavar="FILE",
+        help="continue the run that wrote FILE: the episodes already there are not run again",
+    )  # fmt: skip
     bench.add_argument("--json", type=Path, default=None, help="write machine-readable results here")
     bench.add_argument(
         "--out", type=Path, default=Path("runs"), help="folder for figures (PNG) a benchmark draws"
@@ -233,9 +255,8 @@ def _bench(args: argparse.Namespace) -> int:
         for name, description in available_benchmarks().items():
             print(f"{name:20s} {description}")
         return 0
-    if args.episodes < 1 or args.workers < 1:
-        print("--episodes and --workers must be >= 1", file=sys.stderr)
-        return 2
+    from sg_search.bench.harness import EpisodesFailed
+
     try:
         params = llm_commands.llm_params(args)
         options = BenchOptions(
@@ -249,11 +270,22 @@ def _bench(args: argparse.Namespace) -> int:
             str(args.out),
             args.max_actions,
             args.noise,
+            args.backend,
+            args.ray_address,
+            str(args.resume or args.results or ""),
+            args.resume is not None,
         )
         report = run_benchmark(args.name, options)
     except (KeyError, ValueError) as exc:
         print(f"sg-search bench: {exc.args[0]}", file=sys.stderr)
         return 2
+    except EpisodesFailed as exc:
+        print(f"sg-search bench: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("sg-search bench: interrupted; finished episodes are in the results file named above "
+              "(--resume it)", file=sys.stderr)  # fmt: skip
+        return 130
     print(report.table())
     if args.json is not None:
         report.write_json(args.json)

@@ -4,4 +4,5 @@ import sys
 
 from sg_search.cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # not again in a spawned worker process
+    sys.exit(main())

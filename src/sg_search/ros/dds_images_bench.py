@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -112,8 +113,8 @@ def run(options: BenchOptions) -> BenchReport:
     """``options.episodes`` runs of DURATION_S seconds each (workers are forced to 1)."""
     if options.split != "all":
         raise ValueError(f"dds-images has no splits; use --split all (got {options.split!r})")
-    serial = BenchOptions(options.split, options.episodes, options.seed, workers=1)
-    rows = map_episodes(_episode, serial)
+    serial = replace(options, workers=1, backend="local")  # one publisher at a time: it measures DDS
+    rows = map_episodes(_episode, serial, "dds-images")
     return BenchReport("dds-images", serial, summarise(rows), rows)
 
 

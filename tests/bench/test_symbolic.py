@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from sg_search.bench.harness import BenchOptions
@@ -18,8 +20,8 @@ def test_oracle_always_finds_and_bounds_the_others() -> None:
             assert 0.0 <= other["SPL"] <= other["SR"] <= 1.0 and other["steps"] <= 10
 
 
-def test_bench_reports_every_agent_and_tier_with_rates_in_unit_interval() -> None:
-    report = run(BenchOptions(split="test", episodes=3, seed=1, agents="nearest,oracle"))
+def test_bench_reports_every_agent_and_tier_with_rates_in_unit_interval(tmp_path: Path) -> None:
+    report = run(BenchOptions(split="test", episodes=3, seed=1, agents="nearest,oracle", out=str(tmp_path)))
     tiers = [t for t in ("typical", "misplaced") if report.summary[f"episodes/{t}"] > 0]
     assert tiers, "no reachable episode drawn"
     for agent in ("nearest", "oracle"):

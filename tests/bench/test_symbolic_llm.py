@@ -28,6 +28,7 @@ def test_second_run_from_cache_repeats_results_without_requests(tmp_path: Path) 
             split="val",
             episodes=1,
             agents="sgnav,moma-llm",
+            out=str(tmp_path / "runs"),
             reasoner_params=(
                 f"llm_base_url={server.base_url}",
                 "llm_model=scripted",

@@ -46,7 +46,10 @@ def test_symbolic_runs_an_episodes_file_and_counts_what_it_cannot_place(tmp_path
         {"scene": "Nowhere_int", "query": "mug", "relation": "inroom", "container": None, "room": "kitchen"},
     ]
     episodes.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    report = run(BenchOptions(split="file", episodes=1, agents="oracle,scout", episodes_file=str(episodes)))
+    options = BenchOptions(
+        split="file", episodes=1, agents="oracle,scout", episodes_file=str(episodes), out=str(tmp_path)
+    )
+    report = run(options)
     assert report.extra["episodes"]["per_tier"] == {"file": 2}
     assert report.extra["episodes"]["set_aside"] == {"file": 2}
     assert report.extra["agents"]["oracle"]["SR"] == 1.0

@@ -45,7 +45,7 @@ def test_a_third_party_reasoner_installed_as_a_package_runs_a_symbolic_episode(t
     out = tmp_path / "symbolic.json"
     run = subprocess.run(
         [sys.executable, "-m", "sg_search.cli", "bench", "symbolic", "--split", "val", "--episodes", "1",
-         "--agents", "first-listed", "--json", str(out)],
+         "--agents", "first-listed", "--json", str(out), "--out", str(tmp_path)],
         capture_output=True, text=True, env=env, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import sys
 import time
 from collections.abc import Mapping
@@ -117,6 +118,6 @@ def _difference(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:
 
 
 def default_path(out: Path, name: str) -> Path:
-    """``<out>/results/<name>-<UTC time>.jsonl`` for a run that names no file."""
+    """``<out>/results/<name>-<UTC time>-<random>.jsonl`` for a run that names no file."""
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    return out / "results" / f"{name}-{stamp}-{os.getpid()}.jsonl"
+    return out / "results" / f"{name}-{stamp}-{secrets.token_hex(3)}.jsonl"

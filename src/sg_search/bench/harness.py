@@ -155,6 +155,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.closed_loop",
         "the whole stack per MuJoCo episode (perceive, map, reason, open, verify): SR, SPL, SoftSPL",
     ),
+    "fanout": (
+        "sg_search.bench.fanout_bench",
+        "what fanning out costs: empty episodes through --backend local|ray, ms per episode, Ray start-up",
+    ),
     "dds-images": ("sg_search.ros.dds_images_bench", "640x480 RGB-D at 30 Hz across processes (needs ROS)"),
 }
 

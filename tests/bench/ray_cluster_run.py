@@ -2,7 +2,10 @@
 tests/bench/test_fanout.py compares with the local pool. Run only inside a private network
 namespace (``scripts/private-network``): Ray listens on every interface there is.
 
-    python ray_cluster_run.py OUT_DIR   ->  OUT_DIR/report.json, OUT_DIR/*.jsonl
+    python ray_cluster_run.py OUT_DIR [LLM_OPTIONS_JSON]  ->  OUT_DIR/report.json, OUT_DIR/*.jsonl
+
+LLM_OPTIONS_JSON: a symbolic run whose LLM answers all come from a filled response cache (the
+endpoint it names is outside this network namespace, so a cache miss would show in the rows).
 """
 
 from __future__ import annotations
@@ -38,28 +41,27 @@ def always_dies(seed: int) -> dict[str, Any]:
     os._exit(1)
 
 
-def main(out: Path) -> None:
+def main(out: Path, llm: dict[str, Any] | None) -> None:
     cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "include_dashboard": False})
     cluster.add_node(num_cpus=1)
     ray.init(address=cluster.address)
     report: dict[str, Any] = {"interfaces": network_interfaces(), "nodes": len(ray.nodes())}
-    for name, fields in (("symbolic", SYMBOLIC), ("closed-loop", CLOSED_LOOP)):
+    runs = [("symbolic", "symbolic", SYMBOLIC), ("closed-loop", "closed-loop", CLOSED_LOOP)]
+    if llm is not None:
+        runs.append(("symbolic", "llm", {**llm, "reasoner_params": tuple(llm["reasoner_params"])}))
+    for name, label, fields in runs:
+        results = str(out / f"{label}.jsonl")
         options = BenchOptions(
-            **fields,
-            backend="ray",
-            ray_address=cluster.address,
-            out=str(out),
-            results=str(out / f"{name}.jsonl"),
-        )  # type: ignore[arg-type]
-        report[name] = run_benchmark(name, options).summary
+            **fields, backend="ray", ray_address=cluster.address, out=str(out), results=results
+        )
+        report[label] = run_benchmark(name, options).summary
+    markers = out / "markers"
+    markers.mkdir()
     retried = BenchOptions(
         episodes=2, backend="ray", workers=2, out=str(out), results=str(out / "retried.jsonl")
     )
-    (out / "markers").mkdir()
-    report["retried"] = map_episodes(
-        lambda s: dies_the_first_time(str(out / "markers"), s), retried, "retried"
-    )
-    dead = BenchOptions(episodes=1, backend="ray", workers=1, out=str(out), results=str(out / "dead.jsonl"))
+    report["retried"] = map_episodes(lambda s: dies_the_first_time(str(markers), s), retried, "retried")
+    dead = BenchOptions(episodes=1, backend="ray", out=str(out), results=str(out / "dead.jsonl"))
     report["dead"] = map_episodes(always_dies, dead, "dead", failed=lambda seed, error: {"error": error})
     ray.shutdown()
     cluster.shutdown()
@@ -67,4 +69,4 @@ def main(out: Path) -> None:
 
 
 if __name__ == "__main__":
-    main(Path(sys.argv[1]))
+    main(Path(sys.argv[1]), json.loads(sys.argv[2]) if len(sys.argv) > 2 else None)

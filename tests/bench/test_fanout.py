@@ -23,6 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from ray_cluster_run import CLOSED_LOOP, SYMBOLIC  # noqa: E402
+from scripted_llm import scripted_llm  # noqa: E402
+from test_symbolic_llm import answer  # noqa: E402
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
@@ -33,10 +35,20 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 
 @pytest.mark.xdist_group("robot")  # two Ray nodes and a process pool: not beside the timed robot tests
 def test_a_two_node_ray_cluster_and_the_local_pool_give_the_same_rows(tmp_path: Path) -> None:
+    llm: dict[str, Any] = {"split": "val", "episodes": 1, "agents": "sgnav", "workers": 2}
+    with scripted_llm(answer) as server:
+        llm["reasoner_params"] = [f"llm_base_url={server.base_url}", "llm_model=scripted",
+                                  f"llm_cache_dir={tmp_path / 'cache'}", "fallback=nearest"]  # fmt: skip
+        for run_name in ("fresh", "cached"):  # the second from the cache
+            results = str(tmp_path / f"llm-{run_name}.jsonl")
+            fields = {**llm, "reasoner_params": tuple(llm["reasoner_params"])}
+            run_benchmark("symbolic", BenchOptions(**fields, out=str(tmp_path), results=results))
+        assert server.requests and all(r["llm_calls"] == 0 for r in _rows(tmp_path / "llm-cached.jsonl"))
     ray_out = tmp_path / "ray"
     ray_out.mkdir()
     run = subprocess.run(
-        [ROOT / "scripts/private-network", sys.executable, HERE / "ray_cluster_run.py", ray_out],
+        [ROOT / "scripts/private-network", sys.executable, HERE / "ray_cluster_run.py", ray_out,
+         json.dumps(llm)],
         capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-3000:]
@@ -48,6 +60,7 @@ def test_a_two_node_ray_cluster_and_the_local_pool_give_the_same_rows(tmp_path: 
         summary = run_benchmark(name, options).summary
         assert _rows(ray_out / f"{name}.jsonl") == _rows(local), name
         assert _untimed(summary) == _untimed(report[name]), name
+    assert _rows(ray_out / "llm.jsonl") == _rows(tmp_path / "llm-cached.jsonl")  # one cache, shared
     nodes = {json.loads(line)["node"] for line in (ray_out / "symbolic.jsonl").read_text().splitlines()[1:]}
     assert len(nodes) == 2  # two tasks in flight on two one-CPU nodes: both nodes ran episodes
     assert [r["value"] for r in report["retried"]] == [0.0, 1.0]  # each worker died once, retried

@@ -7,13 +7,19 @@
 - Failures are bounded: a timeout per request, ``max_retries`` retries of timeouts, refused
   connections, HTTP 429 and 5xx with exponential backoff (``Retry-After`` honoured, capped),
   and at most ``concurrency`` requests in flight per endpoint from this process.
+- Several endpoints serving the same model (``base_url`` lists them, comma-separated):
+  round-robin, and a failed request moves to another endpoint at once
+  (:mod:`sg_search.llm.endpoints`).
 - A budget per search (:meth:`ChatClient.reset_budget`): ``max_requests`` requests and
   ``max_tokens`` tokens; the next request beyond it raises :class:`LlmBudgetExceeded`. Cached
   answers count against the budget like fresh ones, so a re-run from the cache takes the
   same path as the run that filled it.
 - A persistent cache: one JSON file per (model, messages, parameters), so a re-run of a
   pipeline or benchmark repeats exactly and costs nothing. A cached answer is used even when
-  no endpoint is configured.
+  no endpoint is configured; which endpoint answered is not part of the key. Entries are
+  written to a uniquely named temporary file, fsynced and renamed into place, so many
+  processes on many machines can share one cache folder (a reader sees a whole entry or
+  none; two writers of one key write the same answer at temperature 0).
 - Structured answers: ``response_format`` as the server accepts it (``structured``), tolerant
   parsing (the first {...} block, also inside fences), a caller's check (e.g. "ids must exist"),
   and one repair re-prompt that names the problem.
@@ -30,7 +36,8 @@ import json
 import logging
 import os
 import re
-import threading
+import secrets
+import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -39,6 +46,7 @@ from typing import Any
 
 import numpy as np
 
+from sg_search.llm.endpoints import Endpoints, shared_endpoints
 from sg_search.llm.prompts import render
 
 log = logging.getLogger(__name__)
@@ -67,7 +75,8 @@ class LlmConfig:
     """Where and how to call the model.
 
     Attributes:
-        base_url: endpoint root, e.g. "http://127.0.0.1:8080/v1" ("" = from the environment).
+        base_url: endpoint root, e.g. "http://127.0.0.1:8080/v1", or several serving the same
+            model, comma-separated (a YAML list in parameters); "" = from the environment.
         model: model name ("" = from the environment).
         api_key_env: environment variable holding the key (servers without keys accept any).
         timeout_s: per request [s].
@@ -79,6 +88,7 @@ class LlmConfig:
         max_requests: requests per search (0 = unlimited); cache hits count.
         max_tokens: prompt + completion tokens per search (0 = unlimited); cache hits count.
         concurrency: requests in flight per endpoint from this process.
+        endpoint_cooldown_s: with several endpoints, how long one that failed is passed over [s].
         structured: how JSON is asked for: "json_object" (OpenAI JSON mode), "json_schema"
             (OpenAI structured outputs, vLLM, SGLang), "json_object_schema" (llama.cpp
             server: JSON mode with a schema), "none" (prompt only).
@@ -98,6 +108,7 @@ class LlmConfig:
     max_requests: int = 0
     max_tokens: int = 0
     concurrency: int = 2
+    endpoint_cooldown_s: float = 30.0
     structured: str = "json_object"
     image_max_side: int = 512
     cache_dir: str = ""
@@ -105,9 +116,16 @@ class LlmConfig:
     def __post_init__(self) -> None:
         if self.structured not in STRUCTURED_MODES:
             raise ValueError(f"LlmConfig.structured {self.structured!r} is not one of {STRUCTURED_MODES}")
-        if self.timeout_s <= 0 or self.max_retries < 0 or self.concurrency < 1 or self.max_output_tokens < 1:
+        if (
+            self.timeout_s <= 0
+            or self.max_retries < 0
+            or self.concurrency < 1
+            or self.max_output_tokens < 1
+            or not self.endpoint_cooldown_s >= 0
+        ):
             raise ValueError(
-                "LlmConfig needs timeout_s > 0, max_retries >= 0, concurrency >= 1, max_output_tokens >= 1"
+                "LlmConfig needs timeout_s > 0, max_retries >= 0, concurrency >= 1, max_output_tokens >= 1, "
+                "endpoint_cooldown_s >= 0"
             )
 
     @classmethod
@@ -116,8 +134,10 @@ class LlmConfig:
         values: dict[str, Any] = {}
         for f in fields(cls):
             if prefix + f.name in params:
-                default = getattr(cls, f.name)
-                values[f.name] = type(default)(params[prefix + f.name])
+                default, value = getattr(cls, f.name), params[prefix + f.name]
+                if isinstance(default, str) and isinstance(value, list | tuple):
+                    value = ",".join(str(v) for v in value)  # several endpoints
+                values[f.name] = type(default)(value)
         return cls(**values)
 
     def resolved(self) -> LlmConfig:
@@ -166,15 +186,6 @@ class LlmCounters:
         return replace(self, errors=list(self.errors))
 
 
-_SEMAPHORES: dict[tuple[str, int], threading.BoundedSemaphore] = {}
-_SEMAPHORES_LOCK = threading.Lock()
-
-
-def _semaphore(base_url: str, limit: int) -> threading.BoundedSemaphore:
-    with _SEMAPHORES_LOCK:
-        return _SEMAPHORES.setdefault((base_url, limit), threading.BoundedSemaphore(limit))
-
-
 class ChatClient:
     """Chat completions with budget, retries, cache and repair; see the module docstring."""
 
@@ -182,7 +193,7 @@ class ChatClient:
         self.config = config.resolved()
         self.counters = LlmCounters()
         self._budget_start = LlmCounters()
-        self._client: Any = None
+        self._clients: dict[str, Any] = {}
         self._sleep = sleep
         self._cache = Path(self.config.cache_dir) if self.config.cache_dir else None
 
@@ -203,22 +214,26 @@ class ChatClient:
         if c.max_tokens and used.prompt_tokens + used.completion_tokens >= c.max_tokens:
             raise LlmBudgetExceeded(f"token budget of {c.max_tokens} per search used")
 
-    def _openai(self) -> Any:
-        if self._client is None:
-            if not self.online:
-                raise LlmOffline(
-                    "no LLM endpoint configured: set SG_SEARCH_LLM_BASE_URL and SG_SEARCH_LLM_MODEL "
-                    "(or pass base_url and model; `sg-search llm serve` runs a local one)"
-                )
+    def _endpoints(self) -> Endpoints:
+        if not self.online:
+            raise LlmOffline(
+                "no LLM endpoint configured: set SG_SEARCH_LLM_BASE_URL and SG_SEARCH_LLM_MODEL "
+                "(or pass base_url and model; `sg-search llm serve` runs a local one)"
+            )
+        c = self.config
+        return shared_endpoints(c.base_url, c.concurrency, c.endpoint_cooldown_s)
+
+    def _openai(self, base_url: str) -> Any:
+        if base_url not in self._clients:
             from openai import OpenAI
 
-            self._client = OpenAI(
-                base_url=self.config.base_url,
+            self._clients[base_url] = OpenAI(
+                base_url=base_url,
                 api_key=os.environ.get(self.config.api_key_env) or os.environ.get("OPENAI_API_KEY") or "none",
                 timeout=self.config.timeout_s,
                 max_retries=0,  # retried here, counted and budgeted
             )
-        return self._client
+        return self._clients[base_url]
 
     def _response_format(self, schema: Mapping[str, Any] | None) -> dict[str, Any] | None:
         mode = self.config.structured
@@ -263,10 +278,8 @@ class ChatClient:
         if cached is not None:
             try:
                 cached.parent.mkdir(parents=True, exist_ok=True)
-                tmp = cached.with_suffix(f".{os.getpid()}.tmp")
                 entry = {"model": self.config.model, "text": text, "usage": usage, **request}
-                tmp.write_text(json.dumps(entry))
-                tmp.replace(cached)  # atomic: an interrupted run never leaves half an answer
+                _write_atomically(cached, json.dumps(entry))
             except OSError as exc:  # a full disk costs the cache, not the answer
                 log.warning("LLM cache: could not write %s: %s", cached, exc)
         return text
@@ -282,14 +295,16 @@ class ChatClient:
     def _request(self, request: dict[str, Any]) -> tuple[str, dict[str, int]]:
         import openai
 
-        client = self._openai()
+        endpoints = self._endpoints()
         retryable = (openai.APITimeoutError, openai.APIConnectionError, openai.RateLimitError)
         attempt = 0
+        tried: set[str] = set()
         while True:
+            url = endpoints.acquire(tried)
             start = time.perf_counter()
             try:
-                with _semaphore(self.config.base_url, self.config.concurrency):
-                    response = client.chat.completions.create(**request)
+                response = self._openai(url).chat.completions.create(**request)
+                endpoints.succeeded(url)
                 break
             except openai.BadRequestError as exc:
                 if request.get("response_format", {}).get("type", "json_object") != "json_object":
@@ -297,20 +312,29 @@ class ChatClient:
                     self.counters.errors.append("BadRequestError(response_format)")
                     request = {**request, "response_format": {"type": "json_object"}}
                     continue
-                raise self._error(exc) from exc
+                raise self._error(exc, url) from exc
             except openai.OpenAIError as exc:
                 status = getattr(exc, "status_code", 0) or 0
-                if not (isinstance(exc, retryable) or status >= 500) or attempt >= self.config.max_retries:
-                    raise self._error(exc, attempt) from exc
+                if not (isinstance(exc, retryable) or status >= 500):
+                    raise self._error(exc, url) from exc
+                endpoints.failed(url)
+                tried.add(url)
+                if endpoints.another(tried):  # fail over at once; no backoff, no retry spent
+                    self.counters.errors.append(f"{type(exc).__name__}(failover)")
+                    continue
+                if attempt >= self.config.max_retries:
+                    raise self._error(exc, url, attempt) from exc
                 self.counters.errors.append(type(exc).__name__)
                 self.counters.retries += 1
                 self._sleep(self._backoff(exc, attempt))
                 attempt += 1
+                tried.clear()
             finally:
+                endpoints.release(url)
                 self.counters.latency_s += time.perf_counter() - start
         choices = getattr(response, "choices", None)
         if not choices or choices[0].message is None:
-            raise LlmError(f"{self.config.base_url}: the answer has no choices")
+            raise LlmError(f"{url}: the answer has no choices")
         usage = response.usage
         tokens = {
             "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
@@ -318,10 +342,10 @@ class ChatClient:
         }
         return choices[0].message.content or "", tokens
 
-    def _error(self, exc: Exception, retries: int = 0) -> LlmError:
+    def _error(self, exc: Exception, url: str, retries: int = 0) -> LlmError:
         self.counters.errors.append(type(exc).__name__)
         after = f" after {retries} retries" if retries else ""
-        return LlmError(f"{self.config.base_url}: {type(exc).__name__}{after}: {str(exc)[:300]}")
+        return LlmError(f"{url}: {type(exc).__name__}{after}: {str(exc)[:300]}")
 
     def _backoff(self, exc: Exception, attempt: int) -> float:
         delay = self.config.backoff_s * 2**attempt
@@ -403,6 +427,20 @@ def user_message(text: str, images: Sequence[np.ndarray] = (), max_side: int = 5
         "role": "user",
         "content": [{"type": "text", "text": text}, *(image_part(i, max_side) for i in images)],
     }
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    """``text`` into ``path`` whole or not at all, also with writers on other machines sharing
+    the folder: a temporary name no other writer uses, fsynced, then renamed over ``path``."""
+    tmp = path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with tmp.open("w", encoding="utf-8") as stream:
+            stream.write(text)
+            stream.flush()
+            os.fsync(stream.fileno())
+        tmp.replace(path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 def _read_cache_entry(path: Path) -> dict[str, Any] | None:

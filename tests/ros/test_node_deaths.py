@@ -6,21 +6,24 @@ from __future__ import annotations
 
 import math
 import signal
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import wait_for
+from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.srv import GetSceneGraph, SelectTarget
 from std_srvs.srv import Trigger
-from test_search_robustness import SIM, STARTUP_S, _start_stack
+from test_search_robustness import SIM, STARTUP_S, _start_stack, stack_args
 from test_stack_over_dds import call
 
 from sg_search.ros.liveliness import AliveWatch
 from sg_search.ros.search_client import SearchClient, TaskResult
+from sg_search.scene_graph.serialization import load_snapshot
 from sg_search.search import SearchError
 
 pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml
@@ -84,3 +87,63 @@ def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
     assert fresh.start("find the bed", timeout_s=400.0)
     assert fresh.wait(500.0), "the search after the restarts did not end"
     assert fresh.status() == TaskResult.SUCCEEDED, fresh.result()
+
+
+def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
+    start_node: Any, ros_node: Node, tmp_path: Path
+) -> None:
+    """perception, scene_graph_server and sim_bridge die in turn mid-navigation: the base is
+    stopped (no motion; the planner's last command is zero), the search ends within 30 s naming
+    the node, the graph survives the server's restart, and the next search succeeds."""
+    snapshot = tmp_path / "graph.json"
+    procs = _start_stack(start_node, snapshot)
+    odom: list[Odometry] = []
+    commands: list[Twist] = []
+    ros_node.create_subscription(
+        Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+    )
+    ros_node.create_subscription(Twist, "cmd_vel", commands.append, 10)
+    search = SearchClient(ros_node)
+    assert search.wait_until_ready(STARTUP_S), "no search action server"
+
+    def nodes_in_graph() -> int:
+        reply = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)
+        return len(reply.update.nodes)
+
+    nodes_in_graph()
+    watches = {
+        name: AliveWatch(ros_node, name) for name in ("perception", "scene_graph_server", "sim_bridge")
+    }
+    endings: dict[str, float] = {}
+    for name in ("perception", "scene_graph_server", "sim_bridge"):
+        search.feedback.clear()
+        assert search.start("find the unicorn", timeout_s=300.0)
+        assert wait_for(lambda: _navigating(search, odom), 120.0), f"the robot never drove ({name})"
+        procs[name].process.send_signal(signal.SIGKILL)
+        saved = len(load_snapshot(snapshot).nodes()) if snapshot.exists() else 0  # at most 10 s old
+        killed = time.monotonic()
+        if name == "sim_bridge":  # the base itself is gone; its commander must stop too
+            assert wait_for(lambda: _still(commands[-1]), STOP_S + 0.5), "the planner kept commanding"
+        else:
+            assert wait_for(lambda: not _moving(odom), STOP_S + 0.5), f"the base kept driving ({name})"
+        assert search.wait(30.0), f"the search did not end after {name} died"
+        endings[name] = time.monotonic() - killed
+        result = search.result()
+        assert result is not None and result.error_code == SearchError.EXECUTION_FAILED, result
+        assert f"{name} died" in result.error_msg, result.error_msg
+        procs[name] = start_node(name, *stack_args(snapshot)[name])
+        assert wait_for(lambda: watches[name].alive, STARTUP_S), f"the restarted {name} never came up"  # noqa: B023
+        if name == "scene_graph_server":  # restarted from its last snapshot
+            assert saved > 0 and nodes_in_graph() >= saved
+
+    reset = call(ros_node, Trigger, "reset_episode", Trigger.Request(), timeout=STARTUP_S)
+    assert reset.success, reset.message
+    search.feedback.clear()
+    assert search.start("find the bed", timeout_s=400.0)
+    assert search.wait(500.0), "the search after the restarts did not end"
+    assert search.status() == TaskResult.SUCCEEDED, search.result()
+    print("search ended after the death of " + ", ".join(f"{n}: {s:.1f} s" for n, s in endings.items()))
+
+
+def _still(command: Twist) -> bool:
+    return math.hypot(command.linear.x, command.linear.y, command.angular.z) < 1e-6

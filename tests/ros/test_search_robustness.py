@@ -31,23 +31,26 @@ STARTUP_S = 120.0  # two nodes load the SBERT knowledge model; the simulator bui
 SIM = ("-p", "use_sim_time:=true")
 
 
-def _start_stack(start_node: Any, snapshot: Path) -> dict[str, Any]:
-    procs = {
-        "sim_bridge": start_node(
-            "sim_bridge",
+def stack_args(snapshot: Path) -> dict[str, tuple[str, ...]]:
+    """Each node of the stack and its arguments (a restart uses the same)."""
+    return {
+        "sim_bridge": (
             *("-p", "scene:=Rs_int", "-p", "start_room:=bedroom_0", "-p", "target_query:=backpack"),
             *("-p", "target_relation:=inroom", "-p", "target_holder:=bedroom_0"),
             *("-p", "width:=160", "-p", "height:=120"),
         ),
-        "perception": start_node("perception", *SIM),
-        "scene_graph_server": start_node("scene_graph_server", *SIM, "-p", f"snapshot_file:={snapshot}"),
-        "frontier_planner": start_node("frontier_planner", *SIM),
-        "affordance_executor": start_node("affordance_executor", *SIM, "-p", "server_wait_s:=5.0"),
+        "perception": SIM,
+        "scene_graph_server": (*SIM, "-p", f"snapshot_file:={snapshot}"),
+        "frontier_planner": SIM,
+        "affordance_executor": (*SIM, "-p", "server_wait_s:=5.0"),
         # Verification is tested in-process (tests/search) and by the demo; here it would only
         # lengthen the searches whose endings this test is about.
-        "reasoner": start_node("reasoner", *SIM, "-p", "verify:=false", "-p", "executor_wait_s:=5.0"),
+        "reasoner": (*SIM, "-p", "verify:=false", "-p", "executor_wait_s:=5.0"),
     }
-    return procs
+
+
+def _start_stack(start_node: Any, snapshot: Path) -> dict[str, Any]:
+    return {name: start_node(name, *args) for name, args in stack_args(snapshot).items()}
 
 
 def test_cancel_second_goal_dead_planner_and_recovery(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from enum import Enum
+from typing import TypeVar
 
 import numpy as np
 from geometry_msgs.msg import Point, Vector3
@@ -40,6 +42,7 @@ from sg_search.scene_graph.model import Vec3
 from sg_search.scene_graph.observations import ObjectInstance
 
 _ZERO_BOX = Box3DMsg()
+E = TypeVar("E", bound=Enum)
 
 
 def point_to_msg(p: Vec3) -> Point:
@@ -90,10 +93,11 @@ def node_to_msg(node: SceneNode) -> SceneNodeMsg:
 
 
 def node_from_msg(msg: SceneNodeMsg) -> SceneNode:
-    """SceneNode message -> core node (validated; ValueError names the node)."""
+    """SceneNode message -> core node (validated; ValueError names the node and the field)."""
+    where = f"SceneNode {msg.id!r}"
     return SceneNode(
         id=msg.id,
-        layer=Layer(msg.layer),
+        layer=_enum(Layer, msg.layer, f"{where}: layer"),
         kind=msg.kind,
         category=msg.category,
         position=point_from_msg(msg.position),
@@ -101,8 +105,8 @@ def node_from_msg(msg: SceneNodeMsg) -> SceneNode:
         confidence=float(msg.confidence),
         parent_id=msg.parent_id,
         room_id=msg.room_id,
-        affordances=Affordance(msg.affordances),
-        state=NodeState(msg.state),
+        affordances=_enum(Affordance, msg.affordances, f"{where}: affordances"),
+        state=_enum(NodeState, msg.state, f"{where}: state"),
         observation_count=int(msg.observation_count),
         frame_ids=tuple(int(f) for f in msg.frame_ids),
     )
@@ -122,16 +126,24 @@ def edge_to_msg(edge: SceneEdge) -> SceneEdgeMsg:
 
 
 def edge_from_msg(msg: SceneEdgeMsg) -> SceneEdge:
-    """SceneEdge message -> core edge."""
+    """SceneEdge message -> core edge (validated; ValueError names the edge and the field)."""
+    where = f"SceneEdge {(msg.source, msg.target, msg.relation)}"
     return SceneEdge(
         source=msg.source,
         target=msg.target,
-        kind=EdgeKind(msg.kind),
+        kind=_enum(EdgeKind, msg.kind, f"{where}: kind"),
         relation=msg.relation,
-        origin=EdgeOrigin(msg.origin),
+        origin=_enum(EdgeOrigin, msg.origin, f"{where}: origin"),
         confidence=float(msg.confidence),
         frame_ids=tuple(int(f) for f in msg.frame_ids),
     )
+
+
+def _enum(cls: type[E], value: int, where: str) -> E:
+    try:
+        return cls(int(value))
+    except ValueError:
+        raise ValueError(f"{where} {value} is not one of {[m.value for m in cls]}") from None
 
 
 def update_to_msg(update: GraphUpdate, header: Header) -> SceneGraphUpdate:

@@ -118,12 +118,12 @@ class RosSensing:
         self._distance_client = node.create_client(
             GetGeodesicDistances, "geodesic_distances", callback_group=ReentrantCallbackGroup()
         )
-        self.perception = AliveWatch(node, "perception")
-        self.graph_server = AliveWatch(node, "scene_graph_server")
+        self.watches = {name: AliveWatch(node, name) for name in config.sensing_nodes}
+        self.perception = self.watches.get("perception") or AliveWatch(node, "")
 
     def dead(self) -> list[str]:
-        """The nodes the search senses through that were running and died."""
-        return [w.name for w in (self.perception, self.graph_server) if w.lost]
+        """The nodes the search senses through (``sensing_nodes``) that were running and died."""
+        return [name for name, watch in self.watches.items() if watch.lost]
 
     def graph(self) -> SceneGraph | None:
         """The mirror's copy of the graph."""
@@ -183,8 +183,7 @@ class RosWorld:
         or reports that a skill server is (UNAVAILABLE)."""
         client = self.executor
         if dead := self.sensing.dead():
-            why = f"{', '.join(dead)} died: the search cannot see"
-            return ExecutionReport(False, message=why, fatal=True)
+            return _blind(dead)
         goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
         handle = wait_future(client.send_goal_async(goal), self.config.executor_wait_s + 5.0)
         if handle is None or not handle.accepted:
@@ -204,6 +203,10 @@ class RosWorld:
                     return ExecutionReport(
                         False, message="the affordance executor stopped answering", fatal=True
                     )
+                if dead := self.sensing.dead():  # stop the base now, not when the action ends
+                    self.stop()
+                    wait_future(future, 5.0)
+                    return _blind(dead)
                 if time.monotonic() > deadline:
                     self.stop()
                     return ExecutionReport(False, message=f"executor timed out on {candidate.node_id}")
@@ -242,3 +245,8 @@ class RosWorld:
                 return seen
             time.sleep(0.1)
         return None
+
+
+def _blind(dead: list[str]) -> ExecutionReport:
+    """The fatal report of a search whose sensing nodes died."""
+    return ExecutionReport(False, message=f"{', '.join(dead)} died: the search cannot see", fatal=True)

@@ -33,6 +33,7 @@ from sg_search_interfaces.srv import SetContainer
 from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
+from sg_search.ros.liveliness import announce_alive
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS
 from sg_search.ros.sensor_publishers import SensorPublishers
@@ -49,6 +50,7 @@ class SimBridge(Node):
     def __init__(self, node_name: str = "sim_bridge", **kwargs: object) -> None:
         super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
         self.config = declare_config(self, SimBridgeConfig)
+        self._alive = announce_alive(self)  # the reasoner ends a search whose simulator died
         c = self.config
         layout = layout_for(c.scene, c.layout_seed)
         self._objects = (

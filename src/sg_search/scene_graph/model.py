@@ -117,6 +117,13 @@ class SceneEdge:
     confidence: float = 1.0
     frame_ids: tuple[int, ...] = field(default=())
 
+    def __post_init__(self) -> None:
+        if not self.source or not self.target:
+            raise ValueError(f"SceneEdge {self.key}: source and target must not be empty")
+        object.__setattr__(self, "confidence", float(self.confidence))
+        if not 0.0 <= self.confidence <= 1.0:  # NaN fails too
+            raise ValueError(f"SceneEdge {self.key}: confidence {self.confidence} not in [0, 1]")
+
     @property
     def key(self) -> EdgeKey:
         """Identity of the edge: two edges with the same key are the same edge."""

@@ -55,7 +55,13 @@ def load_prior(path: Path | str, graph: SceneGraph | None = None) -> SceneGraph:
 
 
 def add_prior(document: dict[str, Any], graph: SceneGraph, source: str = "prior") -> SceneGraph:
-    """Add rooms, doors and furniture described by ``document`` (see module docstring)."""
+    """Add rooms, doors and furniture described by ``document`` (see module docstring), all or
+    nothing: a malformed document raises :class:`PriorError` naming the entry and adds nothing."""
+    if not isinstance(document, dict):
+        raise PriorError(f"{source}: a prior is a mapping with 'rooms', got {type(document).__name__}")
+    for key in ("rooms", "furniture", "doors"):
+        if not isinstance(document.get(key) or [], list):
+            raise PriorError(f"{source}: '{key}' must be a list")
     nodes: list[SceneNode] = [
         SceneNode(ROOT_ID, Layer.ROOT, "root"),
         SceneNode(BUILDING_ID, Layer.BUILDING, "building", parent_id=ROOT_ID),
@@ -84,7 +90,10 @@ def add_prior(document: dict[str, Any], graph: SceneGraph, source: str = "prior"
             raise PriorError(f"{where}: room {room_id!r} is not among the rooms")
         box = _box(item, where)
         affordances = Affordance.NAVIGABLE | Affordance.INSPECTABLE
-        for name in item.get("affordances") or []:
+        names = item.get("affordances") or []
+        if not isinstance(names, list):
+            raise PriorError(f"{where}: 'affordances' must be a list of names")
+        for name in names:
             try:
                 affordances |= Affordance[str(name).upper()]
             except KeyError:
@@ -103,11 +112,7 @@ def add_prior(document: dict[str, Any], graph: SceneGraph, source: str = "prior"
                 state=_state(item.get("state", "unknown"), where),
             )
         )
-    doors = []
-    for i, pair in enumerate(document.get("doors") or []):
-        if not (isinstance(pair, list) and len(pair) == 2 and all(p in room_ids for p in pair)):
-            raise PriorError(f"{source}: doors[{i}] must be a pair of known room ids, got {pair!r}")
-        doors.append(pair)
+    doors = _doors(document, room_ids, source)
     ids = [n.id for n in nodes]
     if len(ids) != len(set(ids)):
         raise PriorError(f"{source}: node ids are not unique")
@@ -118,6 +123,16 @@ def add_prior(document: dict[str, Any], graph: SceneGraph, source: str = "prior"
             for s, t in ((a, b), (b, a)):
                 graph.upsert_edge(SceneEdge(s, t, EdgeKind.ADJACENCY, "door", EdgeOrigin.PRIOR))
     return graph
+
+
+def _doors(document: dict[str, Any], room_ids: set[str], source: str) -> list[list[str]]:
+    doors = []
+    for i, pair in enumerate(document.get("doors") or []):
+        known = isinstance(pair, list) and all(isinstance(p, str) and p in room_ids for p in pair)
+        if not (known and len(pair) == 2):
+            raise PriorError(f"{source}: doors[{i}] must be a pair of known room ids, got {pair!r}")
+        doors.append(pair)
+    return doors
 
 
 def _str(entry: Any, key: str, where: str) -> str:

@@ -72,6 +72,7 @@ class AffordanceExecutorNode(Node):
         self._mirror = GraphMirror(self)
         self._busy = threading.Lock()
         self._handle: ServerGoalHandle | None = None
+        self._deadline = math.inf  # monotonic [s] at which the running goal's timeout_s runs out
         self._policy = AffordanceExecutor(self, c.navigation_retries)
         ActionServer(
             self,
@@ -93,8 +94,12 @@ class AffordanceExecutorNode(Node):
         try:
             self._handle = handle
             goal: ExecuteAffordance.Goal = handle.request
+            limit = float(goal.timeout_s)
+            self._deadline = time.monotonic() + limit if limit > 0 else math.inf
             graph = self._mirror.copy(wait_s=self.config.graph_wait_s)
-            if graph is None:
+            if not (math.isfinite(limit) and limit >= 0.0):
+                report_code, message = ExecutorError.UNKNOWN, f"goal timeout_s {limit} is not a number >= 0 s"
+            elif graph is None:
                 report_code, message = ExecutorError.UNAVAILABLE, "no scene graph received"
             else:
                 try:
@@ -109,6 +114,8 @@ class AffordanceExecutorNode(Node):
                     result.path_length = float(report.path_length)
             if handle.is_cancel_requested:
                 report_code, message = ExecutorError.CANCELED, "canceled"
+            elif time.monotonic() > self._deadline and report_code != ExecutorError.NONE:
+                report_code, message = ExecutorError.TIMEOUT, f"the goal's timeout_s of {limit} s ran out"
             result.error_code, result.error_msg = int(report_code), message
             node = self._mirror.copy()
             known = node.get(goal.node_id) if node is not None else None
@@ -125,9 +132,11 @@ class AffordanceExecutorNode(Node):
             self._busy.release()
 
     def _canceled(self) -> bool:
-        """The goal was cancelled, or the node that sent it died (its search is over)."""
+        """The goal was cancelled, its ``timeout_s`` ran out, or the node that sent it died (its
+        search is over): what runs for it stops."""
         handle = self._handle
-        return handle is not None and (handle.is_cancel_requested or self._sender.lost)
+        late = time.monotonic() > self._deadline
+        return handle is not None and (handle.is_cancel_requested or self._sender.lost or late)
 
     # ------------------------------------------------------------------ skills
     def navigate(self, node: SceneNode, purpose: str) -> SkillResult:

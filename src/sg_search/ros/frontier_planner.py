@@ -199,7 +199,10 @@ class FrontierPlanner(Node):
                 raise GoalError(
                     NavigateTo.Result.INVALID_GOAL, f"goal frame {frame!r} is not {self.config.map_frame!r}"
                 )
-            return (goal.pose.pose.position.x, goal.pose.pose.position.y)
+            xy = (goal.pose.pose.position.x, goal.pose.pose.position.y)
+            if not all(math.isfinite(v) for v in xy):
+                raise GoalError(NavigateTo.Result.INVALID_GOAL, f"goal pose.position {xy} is not finite")
+            return xy
         for frontier in self.frontiers:
             if frontier.frontier_id == goal.node_id:
                 return frontier.goal
@@ -235,6 +238,10 @@ class FrontierPlanner(Node):
     def _drive(self, handle: ServerGoalHandle, result: NavigateTo.Result) -> NavigateTo.Result:
         goal: NavigateTo.Goal = handle.request
         try:
+            if not (math.isfinite(goal.tolerance) and goal.tolerance >= 0.0):
+                raise GoalError(
+                    NavigateTo.Result.INVALID_GOAL, f"goal tolerance {goal.tolerance} is not >= 0"
+                )
             target = self._goal_of(goal)
         except GoalError as exc:
             handle.abort()

@@ -25,6 +25,7 @@ from sg_search_interfaces.action import ExecuteAffordance, SearchObject
 from sg_search_interfaces.msg import TargetScore
 from sg_search_interfaces.srv import RunGraphCode, SelectTarget
 
+from sg_search.perception.categories import query_category
 from sg_search.reasoning import ReasonerInput, SkillAffordance, create_reasoner
 from sg_search.reasoning.llm.base import stats_line
 from sg_search.reasoning.registry import reasoner_params_type, section_key
@@ -244,8 +245,12 @@ class ReasonerNode(Node):
         self, request: SelectTarget.Request, response: SelectTarget.Response
     ) -> SelectTarget.Response:
         try:
+            query_category(request.query)  # what a search would refuse, refused here too
             name = request.reasoner or self.config.default_reasoner
             reasoner = create_reasoner(name, self._params_for(name))
+        except ValueError as exc:
+            response.success, response.message = False, f"query {request.query[:40]!r}: {exc}"
+            return response
         except KeyError as exc:
             response.success, response.message = False, str(exc.args[0])
             return response

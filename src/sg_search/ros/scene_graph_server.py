@@ -262,7 +262,8 @@ class SceneGraphServer(Node):
                 memory_mb=self.config.sandbox_memory_mb,
             )
         except ValueError as exc:
-            response.success, response.error = False, f"run_code refused: {exc}"
+            response.success = False
+            response.error = f"run_code refused: time_limit_s {request.time_limit_s}: {exc}"
             return response
         if not self._sandboxes.acquire(blocking=False):
             response.success = False

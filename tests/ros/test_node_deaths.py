@@ -118,7 +118,9 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
     for name in ("perception", "scene_graph_server", "sim_bridge"):
         search.feedback.clear()
         assert search.start("find the unicorn", timeout_s=300.0)
-        assert wait_for(lambda: _navigating(search, odom), 120.0), f"the robot never drove ({name})"
+        assert wait_for(lambda: _navigating(search, odom), 120.0), (
+            f"the robot never drove ({name}): {search.result()}, {[f.phase for f in search.feedback]}"
+        )
         procs[name].process.send_signal(signal.SIGKILL)
         saved = len(load_snapshot(snapshot).nodes()) if snapshot.exists() else 0  # at most 10 s old
         killed = time.monotonic()

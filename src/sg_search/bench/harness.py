@@ -159,6 +159,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.fanout_bench",
         "what fanning out costs: empty episodes through --backend local|ray, ms per episode, Ray start-up",
     ),
+    "soak": (
+        "sg_search.ros.soak_bench",
+        "N searches against the node set, 200 N frames into a graph server: RSS, threads, fds (needs ROS)",
+    ),
     "dds-images": ("sg_search.ros.dds_images_bench", "640x480 RGB-D at 30 Hz across processes (needs ROS)"),
 }
 

@@ -107,6 +107,9 @@ class ReasonerNode(Node):
             result.error_code, result.error_msg = SearchError.UNKNOWN_REASONER, str(exc.args[0])
             return result
         self._mirror.copy(wait_s=self.config.graph_wait_s)  # sync once; later steps read at once
+        # A sensing node restarted just before this goal may not be matched here yet: give it
+        # graph_wait_s to come back before the first action would end the search naming it.
+        self._sensing.wait_alive(self.config.graph_wait_s)
 
         def on_step(step: SearchStep) -> None:
             self._publish_target(step.target_node_id)

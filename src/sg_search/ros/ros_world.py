@@ -125,6 +125,13 @@ class RosSensing:
         """The nodes the search senses through (``sensing_nodes``) that were running and died."""
         return [name for name, watch in self.watches.items() if watch.lost]
 
+    def wait_alive(self, timeout_s: float) -> list[str]:
+        """Wait up to ``timeout_s`` [s] until no sensing node is lost; those still lost."""
+        deadline = time.monotonic() + timeout_s
+        while (dead := self.dead()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return dead
+
     def graph(self) -> SceneGraph | None:
         """The mirror's copy of the graph."""
         return self.mirror.copy()

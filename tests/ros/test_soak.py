@@ -1,0 +1,31 @@
+"""The soak, short (the full one is ``sg-search bench soak --episodes 50``): five searches in a
+row against the node set end within their budget and leak no threads or file descriptors;
+1,000 frames into a graph server leave it with the threads and descriptors it had."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sg_search.ros.soak_bench import STACK, soak_frames, soak_searches
+
+pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml
+
+
+def test_five_searches_in_a_row_end_within_budget_and_leak_no_threads_or_descriptors() -> None:
+    rows = soak_searches(5)
+    assert [r["within_budget"] for r in rows] == [True] * 5, [(r["status"], r["wall_s"]) for r in rows]
+    assert all(r["status"] == "SUCCEEDED" and r["found"] for r in rows[::2]), rows  # the bed, in the start room
+    for name in STACK:
+        threads = [r["nodes"][name]["threads"] for r in rows]
+        fds = [r["nodes"][name]["fds"] for r in rows]
+        assert threads[-1] <= max(threads[:3]), (name, threads)  # level after the first searches
+        assert fds[-1] <= max(fds[:3]), (name, fds)
+
+
+def test_a_thousand_frames_leave_the_graph_server_as_it_was() -> None:
+    batches = soak_frames(1000)
+    assert [b["frames"] for b in batches] == [500, 1000]
+    assert all(math.isfinite(b["latency_ms"]) for b in batches)  # every marker reached the stream
+    assert batches[-1]["threads"] <= batches[0]["threads"] and batches[-1]["fds"] <= batches[0]["fds"], batches

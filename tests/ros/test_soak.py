@@ -9,6 +9,7 @@ import math
 import pytest
 
 from sg_search.ros.soak_bench import STACK, soak_frames, soak_searches
+from sg_search.search import SearchError
 
 pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml
 
@@ -16,7 +17,10 @@ pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyprojec
 def test_five_searches_in_a_row_end_within_budget_and_leak_no_threads_or_descriptors() -> None:
     rows = soak_searches(5)
     assert [r["within_budget"] for r in rows] == [True] * 5, [(r["status"], r["wall_s"]) for r in rows]
-    assert all(r["status"] == "SUCCEEDED" and r["found"] for r in rows[::2]), rows  # the bed, in the start room
+    assert all(r["status"] == "SUCCEEDED" and r["found"] for r in rows[::2]), (
+        rows
+    )  # the bed, in the start room
+    assert all(r["error_code"] == SearchError.TIMEOUT for r in rows[1::2]), rows  # the unicorn: its budget
     for name in STACK:
         threads = [r["nodes"][name]["threads"] for r in rows]
         fds = [r["nodes"][name]["fds"] for r in rows]
@@ -28,4 +32,6 @@ def test_a_thousand_frames_leave_the_graph_server_as_it_was() -> None:
     batches = soak_frames(1000)
     assert [b["frames"] for b in batches] == [500, 1000]
     assert all(math.isfinite(b["latency_ms"]) for b in batches)  # every marker reached the stream
-    assert batches[-1]["threads"] <= batches[0]["threads"] and batches[-1]["fds"] <= batches[0]["fds"], batches
+    assert batches[-1]["threads"] <= batches[0]["threads"] and batches[-1]["fds"] <= batches[0]["fds"], (
+        batches
+    )

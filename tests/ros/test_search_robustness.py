@@ -10,9 +10,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import wait_for
-from nav_msgs.msg import Odometry
+from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -21,6 +22,7 @@ from sg_search_interfaces.srv import GetSceneGraph
 from std_srvs.srv import Trigger
 from test_stack_over_dds import call
 
+from sg_search.ros.qos import LATCHED_QOS
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph import Layer
 from sg_search.scene_graph.serialization import load_snapshot
@@ -41,7 +43,13 @@ def stack_args(snapshot: Path) -> dict[str, tuple[str, ...]]:
         ),
         "perception": SIM,
         "scene_graph_server": (*SIM, "-p", f"snapshot_file:={snapshot}"),
-        "frontier_planner": SIM,
+        "frontier_planner": (
+            *SIM,
+            "-p",
+            f"map_file:={snapshot.with_name('map.npz')}",
+            "-p",
+            "map_save_period_s:=2.0",
+        ),
         "affordance_executor": (*SIM, "-p", "server_wait_s:=5.0"),
         # Verification is tested in-process (tests/search) and by the demo; here it would only
         # lengthen the searches whose endings this test is about.
@@ -92,6 +100,9 @@ def test_cancel_second_goal_dead_planner_and_recovery(
     assert wait_for(lambda: any(f.phase == "navigate" for f in search.feedback), 90.0)
     procs["frontier_planner"].process.send_signal(signal.SIGKILL)
     killed = time.monotonic()
+    assert wait_for(lambda: speed() < 1e-6, 2.5), "the base kept driving for a dead planner"  # the dead-man
+    with np.load(snapshot.with_name("map.npz")) as saved:  # at most 2 s old
+        known = int(saved["observed"].sum())
     assert search.wait(90.0), "the search hung after the planner died"
     result = search.result()
     assert result is not None and result.error_code == SearchError.EXECUTION_FAILED, result
@@ -99,7 +110,12 @@ def test_cancel_second_goal_dead_planner_and_recovery(
     ended_after = time.monotonic() - killed
 
     # 4. restart the planner: the next search succeeds; the scene graph kept what it knew
-    start_node("frontier_planner", *SIM)
+    maps: list[OccupancyGrid] = []
+    ros_node.create_subscription(OccupancyGrid, "map", maps.append, LATCHED_QOS)
+    start_node("frontier_planner", *stack_args(snapshot)["frontier_planner"])
+    assert wait_for(lambda: bool(maps) and sum(v >= 0 for v in maps[-1].data) >= known > 0, STARTUP_S), (
+        "the restarted planner did not keep its map"
+    )
     navigate = ActionClient(ros_node, NavigateTo, "navigate")
     assert navigate.wait_for_server(timeout_sec=STARTUP_S), "the restarted planner never came up"
     time.sleep(3.0)  # the executor discovers it too

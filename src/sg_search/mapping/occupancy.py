@@ -10,7 +10,9 @@ projected on the floor plane and cut at ``max_range``, marks free space up to it
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from numpy.typing import NDArray
@@ -137,3 +139,33 @@ class OccupancyMap:
         out[self.observed & (self.log_odds <= self.params.free_threshold)] = FREE
         out[self.observed & (self.log_odds >= self.params.occupied_threshold)] = OCCUPIED
         return out
+
+    def save(self, path: Path) -> None:
+        """The map (log-odds, observed cells, grid) to ``path`` (.npz), whole or not at all: a
+        temporary file renamed into place, so a kill mid-save keeps the previous map."""
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
+        try:
+            np.savez_compressed(
+                tmp, log_odds=self.log_odds, observed=self.observed, frames=self.frames,
+                grid=np.array([self.spec.resolution, self.spec.width, self.spec.height,
+                               self.spec.origin_x, self.spec.origin_y]),
+            )  # fmt: skip
+            tmp.replace(path)
+        finally:
+            tmp.unlink(missing_ok=True)
+
+    def load(self, path: Path) -> None:
+        """Replace this map by the one saved at ``path``; ValueError (map unchanged) when the file
+        is not a saved map or was made for another grid."""
+        try:
+            with np.load(path) as saved:
+                grid = tuple(float(v) for v in saved["grid"])
+                log_odds, observed, frames = saved["log_odds"], saved["observed"], int(saved["frames"])
+        except (OSError, KeyError, ValueError) as exc:
+            raise ValueError(f"{path} is not a saved occupancy map: {exc}") from exc
+        s = self.spec
+        if grid != (s.resolution, s.width, s.height, s.origin_x, s.origin_y) or log_odds.shape != s.shape:
+            raise ValueError(f"{path} holds a map of grid {grid}, not {s}")
+        self.log_odds = log_odds.astype(np.float32)
+        self.observed = observed.astype(bool)
+        self.frames = frames

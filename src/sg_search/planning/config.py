@@ -49,6 +49,8 @@ class FrontierPlannerConfig:
     approach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
     tf_timeout_s: float = 0.2
     goal_sender: str = "affordance_executor"
+    map_file: str = ""
+    map_save_period_s: float = 10.0
 
     def grid(self) -> GridSpec:
         """The map's geometry."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import replace
+from pathlib import Path as FilePath
 
 import numpy as np
 from geometry_msgs.msg import Point, PoseStamped, Twist
@@ -58,6 +59,7 @@ class FrontierPlanner(Node):
         self.config = declare_config(self, FrontierPlannerConfig)
         self.spec = self.config.grid()
         self.map = OccupancyMap(self.spec, self.config.occupancy())
+        self._load_map()
         self.extractor = FrontierExtractor(self.config.min_frontier_cells)
         self.frontiers: list[FrontierSegment] = []
         self.field: DistanceField | None = None
@@ -83,6 +85,8 @@ class FrontierPlanner(Node):
         self.create_timer(
             self.config.update_period_s, self._update, callback_group=MutuallyExclusiveCallbackGroup()
         )
+        if self.config.map_file and self.config.map_save_period_s > 0:
+            self.create_timer(self.config.map_save_period_s, self._save_map)
         self.create_service(GetGeodesicDistances, "geodesic_distances", self._on_distances)
         self._graph_client = self.create_client(GetSceneGraph, "scene_graph/get")
         ActionServer(
@@ -96,6 +100,36 @@ class FrontierPlanner(Node):
         )
 
     # ------------------------------------------------------------------ mapping
+    def _load_map(self) -> None:
+        """The map saved by an earlier run of this node (``map_file``), if there is one."""
+        path = FilePath(self.config.map_file) if self.config.map_file else None
+        if path is None or not path.exists():
+            return
+        try:
+            self.map.load(path)
+        except ValueError as exc:
+            self.get_logger().error(f"map not loaded, starting empty: {exc}")
+            return
+        self.get_logger().info(f"map loaded from {path}: {int(self.map.observed.sum())} cells known")
+
+    def _save_map(self) -> None:
+        """The save timer (and shutdown): a failed save is logged; the map in memory stays."""
+        if not self.config.map_file:
+            return
+        with self._lock:
+            snapshot = OccupancyMap(self.spec, self.map.params)
+            snapshot.log_odds, snapshot.observed = self.map.log_odds.copy(), self.map.observed.copy()
+            snapshot.frames = self.map.frames
+        try:
+            snapshot.save(FilePath(self.config.map_file))
+        except OSError as exc:
+            self.get_logger().error(f"could not save map {self.config.map_file}: {exc}")
+
+    def destroy_node(self) -> None:
+        """Save the map before going away."""
+        self._save_map()
+        super().destroy_node()
+
     def _on_camera_info(self, msg: CameraInfo) -> None:
         try:
             self._intrinsics = intrinsics_from_msg(msg)

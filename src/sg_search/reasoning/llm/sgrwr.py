@@ -30,7 +30,7 @@ from sg_search.llm import ChatClient, LlmError, render
 from sg_search.llm.client import Message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
 from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
-from sg_search.reasoning.llm.text import candidate_lines, label, robot_room
+from sg_search.reasoning.llm.text import as_quoted, candidate_lines, label, robot_room
 from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import EdgeKind, SceneGraph
 from sg_search.scene_graph.sandbox import SandboxLimits, SandboxResult, run_graph_code
@@ -122,10 +122,10 @@ class SgRwrAgent:
         query = re.search(r"\[Query\]\s*(.+)", reply, re.S)
         if query is not None:
             data = self.retrieve(query.group(1).strip(), graph, transcript)
-            return f"[Retrieved] {data}"
+            return f"[Retrieved] {as_quoted(data)}"
         tool = re.search(r"\[Tool\]\s*(distance|path)\s+(.+)", reply)
         if tool is not None:
-            return f"[Tool result] {_tool(tool.group(1), tool.group(2).split(), graph, distances)}"
+            return f"[Tool result] {as_quoted(_tool(tool.group(1), tool.group(2).split(), graph, distances))}"
         return render("sgrwr_format", problem="it has no [Query], [Tool] or [Answer]")
 
     def retrieve(self, query: str, graph: SceneGraph, transcript: list[str] | None = None) -> str:

@@ -30,6 +30,14 @@ def as_data(text: str, limit: int = MAX_NAME_CHARS) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
+def as_quoted(text: str) -> str:
+    """Tool or code output as prompt data after a tag ("[Retrieved] ..."): control characters
+    become spaces, and every line after the first starts with "| ", so nothing printed (a name
+    from the world included) can open a line of its own."""
+    lines = ["".join(c if c.isprintable() else " " for c in line) for line in text.splitlines()]
+    return "\n| ".join(lines)
+
+
 def label(node: SceneNode) -> str:
     """What a node is in words: its category, or its kind (as prompt data)."""
     if node.layer == Layer.ROOM:

@@ -56,29 +56,23 @@ QUERIES = (("find the bed", 60.0), ("find the unicorn", 30.0))
 
 @contextmanager
 def _client_node(name: str) -> Iterator[Any]:
-    """An rclpy node spun in the background, in its own context."""
-    from sg_search.ros_env import ensure_ros_env, use_localhost_profile
+    """An rclpy node spun in the background (the default context, loopback DDS)."""
+    from sg_search.ros_env import use_localhost_profile
 
-    ensure_ros_env()
     use_localhost_profile()
     import rclpy
-    from rclpy.executors import MultiThreadedExecutor
     from rclpy.node import Node
 
-    context = rclpy.Context()
-    rclpy.init(context=context)
-    node = Node(name, context=context)
-    executor = MultiThreadedExecutor(context=context)
-    executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
-    thread.start()
+    from sg_search.ros.commands import spinning
+
+    rclpy.init()
+    node = Node(name)
     try:
-        yield node
+        with spinning([node]):
+            yield node
     finally:
-        executor.shutdown()
         node.destroy_node()
-        rclpy.shutdown(context=context)
-        thread.join(timeout=5)
+        rclpy.shutdown()
 
 
 def _call(node: Any, srv: Any, name: str, request: Any, timeout_s: float) -> Any:

@@ -121,6 +121,22 @@ def check_local_ray_allowed() -> None:
         )
 
 
+def start_ray(address: str, workers: int) -> bool:
+    """Join the cluster at ``address``, or start a local Ray of ``workers`` CPUs (0: all) when it
+    is "" (see :func:`check_local_ray_allowed`); False when this process already had Ray."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # nothing phones home
+    import ray
+
+    if ray.is_initialized():
+        return False
+    if address:
+        ray.init(address=address)
+    else:
+        check_local_ray_allowed()
+        ray.init(address="local", num_cpus=workers or None, include_dashboard=False)  # never a running one
+    return True
+
+
 def _ray_episode(episode: Episode, seed: int) -> tuple[dict[str, Any], str]:
     """A Ray task: one episode, and the node that ran it."""
     import ray
@@ -132,17 +148,9 @@ def run_ray(episode: Episode, seeds: Iterable[int], workers: int, address: str, 
     """As Ray tasks of one CPU each, at most ``workers`` in flight (0: the cluster's CPUs).
     ``address`` "" starts a local Ray of ``workers`` CPUs (refused outside a private network,
     see :func:`check_local_ray_allowed`); "auto" or "ray://host:port" joins a cluster."""
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # nothing phones home
-    started = False
     import ray
 
-    if not ray.is_initialized():
-        if address:
-            ray.init(address=address)
-        else:
-            check_local_ray_allowed()
-            ray.init(num_cpus=workers or None, include_dashboard=False)
-        started = True
+    started = start_ray(address, workers)
     running: dict[Any, int] = {}
     try:
         cpus = ray.cluster_resources().get("CPU", 1)  # type: ignore[no-untyped-call]

@@ -8,11 +8,10 @@ top of its own work. ``startup_s`` is the time to start (or join) Ray, 0 for the
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
-from sg_search.bench.fanout import check_local_ray_allowed
+from sg_search.bench.fanout import start_ray
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
 
 
@@ -24,15 +23,8 @@ def run(options: BenchOptions) -> BenchReport:
     """Time ``options.episodes`` empty episodes."""
     started = 0.0
     if options.backend == "ray":
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
         start = time.perf_counter()
-        import ray
-
-        if options.ray_address:
-            ray.init(address=options.ray_address)
-        else:
-            check_local_ray_allowed()
-            ray.init(num_cpus=options.workers or None, include_dashboard=False)
+        start_ray(options.ray_address, options.workers)
         started = time.perf_counter() - start
     try:
         start = time.perf_counter()
@@ -40,6 +32,8 @@ def run(options: BenchOptions) -> BenchReport:
         wall = time.perf_counter() - start
     finally:
         if options.backend == "ray":
+            import ray
+
             ray.shutdown()
     summary = {
         "episodes": float(len(rows)),

@@ -36,7 +36,7 @@ class BenchOptions:
         backend: where episodes run: "local" (this process or a process pool) or "ray".
         ray_address: with Ray, "" starts a local Ray (only inside a private network or with
             ``SG_SEARCH_MULTI_MACHINE=1``); "auto" or "ray://host:port" joins a cluster.
-        results: the JSON-lines results file ("" = ``<out>/results/<benchmark>-<time>.jsonl``).
+        results: the JSON-lines results file ("" = ``<out>/results/<benchmark>-<time>-<random>.jsonl``).
         resume: continue ``results``, skipping the episodes already in it.
     """
 

@@ -95,7 +95,8 @@ def test_the_local_pool_retries_a_dead_worker_once_and_records_what_failed(tmp_p
     assert [r.get("value") for r in rows] == [0.0, None, 2.0, None, 4.0]
     assert rows[1]["error"] == fanout.DIED_TWICE
     assert rows[3]["error"] == "RuntimeError: episode 3 is broken"
-    assert (tmp_path / "runs-1").read_text() == "xx"  # once in the pool, once alone: then recorded
+    # at most once in the pool (it may have been queued, not started, when seed 2 broke it), once alone
+    assert (tmp_path / "runs-1").read_text() in ("x", "xx")
     assert _rows(tmp_path / "r.jsonl") == [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]
 
 

@@ -2,9 +2,10 @@
 
 Every backend calls ``deliver(seed, result, error, node)`` in this (the driver's) process once
 per episode, as each finishes, in completion order. A worker process that dies is retried
-once: the local pool runs each episode of a broken pool again alone in a fresh one-worker
-pool (so a second death is that episode's own); Ray retries the task itself
-(``max_retries=1``). An episode that raises is not retried: its error is delivered.
+once: the local pool runs each episode that was in flight when it broke again, alone, in a
+fresh one-worker pool (so a death there is that episode's own; an episode queued but not yet
+started when another killed the pool runs there for the first time); Ray retries the task
+itself (``max_retries=1``). An episode that raises is not retried: its error is delivered.
 
 Ray is imported only by the Ray backend. It listens on every interface whatever it is told
 (measured, see README "Run on a cluster"), so starting a local Ray is refused unless this
@@ -32,7 +33,7 @@ Deliver = Callable[[int, dict[str, Any] | None, str | None, str], None]
 
 BACKENDS = ("local", "ray")
 SPAWN = multiprocessing.get_context("spawn")
-DIED_TWICE = "the worker process died twice running this episode"
+DIED_TWICE = "the worker process died on this episode's retry"
 
 
 def run_serial(episode: Episode, seeds: Iterable[int], deliver: Deliver) -> None:

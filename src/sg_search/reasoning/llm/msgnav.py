@@ -30,6 +30,7 @@ import numpy as np
 from sg_search.config import from_params
 from sg_search.llm import LlmError, render, user_message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
+from sg_search.reasoning.llm import forms
 from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
 from sg_search.reasoning.llm.text import (
     as_data,
@@ -107,7 +108,8 @@ class MsgNavReasoner(LlmReasoner):
             unknown = [str(i) for i in picked if str(i) not in ids]
             return f"these ids are not in the graph: {', '.join(unknown[:5])}" if unknown else None
 
-        answer = self.client.complete_json([{"role": "user", "content": prompt}], check=check)
+        schema = forms.json_object({"ids": forms.array(forms.one_of(sorted(ids)), 1, self.key_objects)})
+        answer = self.client.complete_json([{"role": "user", "content": prompt}], schema=schema, check=check)
         picked = list(dict.fromkeys(str(i) for i in answer["ids"]))[: self.key_objects]
         return [graph.node(i) for i in picked]
 
@@ -141,8 +143,23 @@ class MsgNavReasoner(LlmReasoner):
                     return f"id {chosen!r} was chosen or rejected before; choose another or none"
             return None
 
+        allowed = sorted(ids - forbidden)
+        names = forms.array(forms.text(30), 0, 3)
+        if allowed:
+            schema = forms.json_object(
+                {
+                    "decision": forms.one_of(["object", "none"]),
+                    "id": forms.one_of([*allowed, ""]),
+                    "reason": forms.text(),
+                    "new_categories": names,
+                }
+            )
+        else:  # every listed object was tried: only "none" is left
+            schema = forms.json_object(
+                {"decision": forms.one_of(["none"]), "reason": forms.text(), "new_categories": names}
+            )
         message = user_message(prompt, frames, self.client.config.image_max_side)
-        answer = self.client.complete_json([message], check=check)
+        answer = self.client.complete_json([message], schema=schema, check=check)
         proposed = answer.get("new_categories")
         for name in proposed if isinstance(proposed, list) else []:
             if isinstance(name, str) and name.strip() and name.strip().lower() not in self.vocabulary:
@@ -195,7 +212,9 @@ class MsgNavReasoner(LlmReasoner):
             return None
 
         message = user_message(prompt, frames, self.client.config.image_max_side)
-        answer = self.client.complete_json([message], check=check)
+        answer = self.client.complete_json(
+            [message], schema=forms.choice_schema("id", sorted(allowed)), check=check
+        )
         return str(answer["id"]), f"explore {answer['id']}: {str(answer.get('reason', ''))[:160]}"
 
     def vocabulary_updates(self) -> tuple[str, ...]:
@@ -223,7 +242,8 @@ class MsgNavReasoner(LlmReasoner):
             ok = str(answer.get("answer", "")).strip().lower() in ("yes", "no")
             return None if ok else 'the key "answer" must be "yes" or "no"'
 
-        answer = self.client.complete_json([message], check=check)
+        schema = forms.json_object({"answer": forms.one_of(["yes", "no"])})
+        answer = self.client.complete_json([message], schema=schema, check=check)
         return str(answer["answer"]).strip().lower() == "yes"
 
 

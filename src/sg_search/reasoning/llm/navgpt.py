@@ -5,7 +5,8 @@ and check the drawer under the sink").
   fabricate ids"), then per step (``navgpt_step``) the instruction, the history and the
   current observation in words: the robot's room, the objects within ``observe_radius_m``
   with bearing [deg, ``map``] and distance [m], and the nodes it can act on, with ids.
-- Output: ``Thought: ... Action: action_maker Action Input: "<id>"``. An id that is not
+- Output: ``Thought: ... Action: action_maker Action Input: "<id>"`` (sent as a regex over
+  the listed ids where the server constrains text, ``llm_text_regex``). An id that is not
   listed, or a reply without an action, is re-prompted once (``navgpt_invalid``) with the
   valid ids; a second failure is an :class:`LlmError` (the search falls back).
   ``Final Answer: Finished!`` before the object is found counts as no action.
@@ -26,6 +27,7 @@ from sg_search.config import from_params
 from sg_search.llm import LlmError, render
 from sg_search.llm.client import Message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
+from sg_search.reasoning.llm import forms
 from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
 from sg_search.reasoning.llm.text import as_data, candidate_lines, label, objects_near, robot_room
 from sg_search.reasoning.registry import takes_params
@@ -74,8 +76,12 @@ class NavGptReasoner(LlmReasoner):
             {"role": "system", "content": render("navgpt_system")},
             {"role": "user", "content": step},
         ]
+        form = (
+            f'Thought: {forms.line(160)}\\nAction: action_maker\\nAction Input: "{forms.alternatives(ids)}"'
+        )
+
         for attempt in range(2):
-            reply = self.client.complete(messages)
+            reply = self.client.complete(messages, regex=form)
             action = _ACTION.search(reply)
             chosen = action.group(1).strip(".,\"'`") if action else ""
             if chosen in ids:

@@ -18,6 +18,7 @@ from typing import Any
 from sg_search.config import from_params
 from sg_search.llm import render
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput, SkillAffordance
+from sg_search.reasoning.llm import forms
 from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
 from sg_search.reasoning.llm.text import candidate_line, candidate_lines, candidate_text, label
 from sg_search.reasoning.registry import takes_params
@@ -53,11 +54,7 @@ class MomaLlmReasoner(LlmReasoner):
             history="\n".join(self.actions[-self.history_length :]) or "none",
             actions=candidate_lines(graph, listed),
         )
-        schema = {
-            "type": "object",
-            "properties": {"action": {"type": "string", "enum": ids}, "reason": {"type": "string"}},
-            "required": ["action"],
-        }
+        schema = forms.choice_schema("action", ids)
 
         def check(answer: dict[str, Any]) -> str | None:
             chosen = str(answer.get("action", ""))
@@ -121,7 +118,8 @@ class GodhsReasoner(LlmReasoner):
             return f"these ids were not listed: {', '.join(unknown[:5])}" if unknown else None
 
         prompt = render(template, goal=self.query, **{field: listing}, **values)
-        answer = self.client.complete_json([{"role": "user", "content": prompt}], check=check)
+        schema = forms.json_object({"ranking": forms.array(forms.one_of(list(lines)), 1, len(lines))})
+        answer = self.client.complete_json([{"role": "user", "content": prompt}], schema=schema, check=check)
         ranked = list(dict.fromkeys(str(i) for i in answer["ranking"]))
         return ranked + [i for i in lines if i not in ranked]
 

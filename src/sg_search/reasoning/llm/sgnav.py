@@ -30,6 +30,7 @@ from typing import Any
 from sg_search.config import from_params
 from sg_search.llm import LlmBudgetExceeded, LlmError, render
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
+from sg_search.reasoning.llm import forms
 from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams
 from sg_search.reasoning.llm.text import as_data, label, neighbours, room_name
 from sg_search.reasoning.registry import takes_params
@@ -122,7 +123,9 @@ class SgNavReasoner(LlmReasoner):
             prompt = render("sgnav_subgraphs", goal=self.query, count=len(batch), subgraphs=numbered)
             try:
                 answer = self.client.complete_json(
-                    [{"role": "user", "content": prompt}], schema=ANSWER_SCHEMA, check=_check(len(batch))
+                    [{"role": "user", "content": prompt}],
+                    schema=answer_schema(len(batch)),
+                    check=_check(len(batch)),
                 )
             except LlmBudgetExceeded:
                 raise
@@ -170,27 +173,22 @@ class SgNavReasoner(LlmReasoner):
         return context
 
 
-ANSWER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "subgraphs": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "n": {"type": "integer"},
-                    "object_distance": {"type": "number"},
-                    "question": {"type": "string"},
-                    "answer": {"type": "string"},
-                    "distance": {"type": "number"},
-                    "reason": {"type": "string"},
-                },
-                "required": ["n", "distance"],
-            },
+MAX_DISTANCE_M = 50
+
+
+def answer_schema(count: int) -> dict[str, Any]:
+    """One entry per subgraph 1..``count``: its number, the predicted distance to the goal
+    [whole metres, 0..50] and a short reason. A constrained answer keeps the prediction and
+    its reason; the four reasoning steps stay in the prompt (each written out would cost a
+    small model ~40 tokens per subgraph)."""
+    entry = forms.json_object(
+        {
+            "n": forms.one_of(list(range(1, count + 1))),
+            "distance": {"type": "integer", "minimum": 0, "maximum": MAX_DISTANCE_M},
+            "reason": forms.text(60),
         }
-    },
-    "required": ["subgraphs"],
-}
+    )
+    return forms.json_object({"subgraphs": forms.array(entry, 1, count)})
 
 
 def _number(value: Any, default: float) -> float:

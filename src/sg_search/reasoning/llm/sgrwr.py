@@ -14,12 +14,15 @@ retrieved data.
   answer must be a listed candidate id), is re-prompted with the problem. After
   ``max_turns`` Reasoner turns without a valid answer the agent gives up (:class:`LlmError`,
   so a search falls back).
+- Where the server constrains text (``llm_text_regex``), the Reasoner's replies are held to
+  those forms (:func:`reasoner_form`; a search's answer to the listed candidate ids) and the
+  Retriever's to one python block.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +32,7 @@ from sg_search.config import from_params
 from sg_search.llm import ChatClient, LlmError, render
 from sg_search.llm.client import Message
 from sg_search.reasoning.base import Candidate, Decision, ReasonerInput
+from sg_search.reasoning.llm import forms
 from sg_search.reasoning.llm.base import LlmReasoner, LlmReasonerParams, ranked_with_choice
 from sg_search.reasoning.llm.text import as_quoted, candidate_lines, label, robot_room
 from sg_search.reasoning.registry import takes_params
@@ -40,6 +44,24 @@ CodeRunner = Callable[[str, SceneGraph], SandboxResult]
 AnswerCheck = Callable[[str], str | None]
 _ASSUME = re.compile(r"\bassum(e|es|ed|ing|ption)\b", re.I)
 _CODE = re.compile(r"```(?:python)?\s*\n(.*?)```", re.S)
+_ID = r"[\w\-]{1,40}"
+CODE_FORM = r"```python\n[^`]{1,800}```"
+"""The Retriever's reply where the server constrains text: one python block."""
+
+
+def reasoner_form(answers: Sequence[str] = ()) -> str:
+    """The Reasoner's reply as a regex: a query, a tool call, or a summary with an answer
+    (one of ``answers`` when given, else a line of text)."""
+    ids = forms.alternatives(answers) if answers else _ID
+    answer = ids if answers else forms.line(200)
+    return "|".join(
+        (
+            r"\[Query\] " + forms.line(200),
+            r"\[Tool\] distance " + ids,
+            rf"\[Tool\] path {_ID} {_ID}",
+            r"\[Summary\] " + forms.line(160) + r" \[Answer\] " + answer + " TASK TERMINATE",
+        )
+    )
 
 
 @dataclass(frozen=True)
@@ -83,15 +105,18 @@ class SgRwrAgent:
         graph: SceneGraph,
         distances: Mapping[str, float] | None = None,
         check: AnswerCheck | None = None,
+        answers: Sequence[str] = (),
     ) -> AgentResult:
-        """Run the Reasoner on ``task`` until it answers (checked by ``check``)."""
+        """Run the Reasoner on ``task`` until it answers (checked by ``check``; ``answers``
+        lists the valid ones where there is a closed set, for the reply's regex)."""
         messages: list[Message] = [
             {"role": "system", "content": render("sgrwr_reasoner", schema=schema_text())},
             {"role": "user", "content": task},
         ]
         transcript: list[str] = []
+        form = reasoner_form(answers)
         for _ in range(self.max_turns):
-            reply = self.client.complete(messages)
+            reply = self.client.complete(messages, regex=form)
             messages.append({"role": "assistant", "content": reply})
             transcript.append(f"Reasoner: {reply.strip()[:300]}")
             feedback = self._respond(reply, graph, distances or {}, check, transcript)
@@ -136,7 +161,7 @@ class SgRwrAgent:
         ]
         problem = ""
         for _ in range(1 + self.max_debug):
-            reply = self.client.complete(messages)
+            reply = self.client.complete(messages, regex=CODE_FORM)
             messages.append({"role": "assistant", "content": reply})
             found = _CODE.search(reply)
             if found is None:
@@ -201,7 +226,7 @@ class SgRwrReasoner(LlmReasoner):
             first = re.split(r"[\s,;]+", answer)[0] if answer else ""
             return None if first in ids else f"{first!r} is not one of the listed node ids"
 
-        result = self.agent.solve(task, graph, observation.distances, check)
+        result = self.agent.solve(task, graph, observation.distances, check, [c.node_id for c in listed])
         choice = re.split(r"[\s,;]+", result.answer)[0]
         return ranked_with_choice(candidates, [choice], {choice: result.summary[:200] or f"chose {choice}"})
 

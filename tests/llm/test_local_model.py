@@ -5,13 +5,8 @@ it. A 135M model breaks formats often: the point is that searches complete, with
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,29 +18,7 @@ from sg_search.sim.episodes import make_episodes
 REASONERS = ("sgnav", "msgnav", "sgrwr", "navgpt", "moma-llm", "godhs")
 
 
-@pytest.fixture(scope="module")
-def local_model() -> Iterator[str]:
-    server = subprocess.Popen(
-        # One thread at the lowest priority: the other pytest worker runs timing-sensitive nodes
-        # beside it on 2 cores, and nothing here depends on the model's speed.
-        [sys.executable, "-m", "sg_search.cli", "llm", "serve", "--port", "0", "--threads", "1"],
-        preexec_fn=lambda: os.nice(19),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 300
-        assert server.stdout is not None
-        line = ""
-        while time.monotonic() < deadline and not line.startswith("serving"):
-            line = server.stdout.readline()
-            if not line and server.poll() is not None:
-                pytest.fail(f"sg-search llm serve exited with {server.returncode}")
-        yield line.split(" at ")[1].strip()
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
+pytestmark = pytest.mark.xdist_group("local_model")  # one server per worker (conftest)
 
 
 def test_the_server_speaks_the_chat_api(local_model: str) -> None:

@@ -382,9 +382,15 @@ def agents_table(report: BenchReport, agents: Sequence[str], tiers: Sequence[str
     return "\n".join(lines)
 
 
+def _share(decisions: float, fallbacks: float) -> str:
+    """The share of decisions the model made (not the fallback), as a percentage."""
+    return f"{100 * (1 - fallbacks / decisions):.0f}%" if decisions else "-"
+
+
 def llm_table(report: BenchReport, agents: Sequence[str]) -> str:
     """Per LLM agent and episode: requests (cache hits included), endpoint calls, cache hits,
-    tokens, seconds waiting on the endpoint, fallback decisions; SG-Nav's requests per decision
+    tokens, seconds waiting on the endpoint, fallback decisions, the share decided by the model,
+    answers not in the asked form, repair re-prompts, retries; SG-Nav's requests per decision
     next to the paper's naive count (4 per subgraph)."""
     if not agents:
         return ""
@@ -393,7 +399,7 @@ def llm_table(report: BenchReport, agents: Sequence[str]) -> str:
         "",
         "LLM use per episode (mean)",
         f"{'agent':14s} {'requests':>8s} {'calls':>7s} {'cached':>7s} {'tokens':>8s} {'wait s':>7s} "
-        f"{'fallbk':>6s} {'repairs':>7s} {'retries':>7s}",
+        f"{'fallbk':>6s} {'by LLM':>6s} {'unparsed':>8s} {'repairs':>7s} {'retries':>7s}",
     ]
     for a in agents:
 
@@ -403,7 +409,8 @@ def llm_table(report: BenchReport, agents: Sequence[str]) -> str:
         lines.append(
             f"{a:14s} {get('llm_requests'):8.1f} {get('llm_calls'):7.1f} {get('llm_cache_hits'):7.1f} "
             f"{get('llm_prompt_tokens') + get('llm_completion_tokens'):8.0f} {get('llm_latency_s'):7.1f} "
-            f"{get('llm_fallbacks'):6.1f} {get('llm_repairs'):7.1f} {get('llm_retries'):7.1f}"
+            f"{get('llm_fallbacks'):6.1f} {_share(get('llm_decisions'), get('llm_fallbacks')):>6s} "
+            f"{get('llm_parse_failures'):8.1f} {get('llm_repairs'):7.1f} {get('llm_retries'):7.1f}"
         )
         if f"{a}/sgnav_calls_per_decision" in s:
             lines.append(

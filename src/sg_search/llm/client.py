@@ -157,7 +157,9 @@ class LlmConfig:
 @dataclass
 class LlmCounters:
     """What the client did. ``requests`` and the token counts include cache hits (they are what
-    the reasoning consumed); ``calls`` reached the endpoint; ``latency_s`` is time waited on it."""
+    the reasoning consumed); ``calls`` reached the endpoint; ``latency_s`` is time waited on it;
+    ``repairs`` are re-prompts after an unusable answer, ``parse_failures`` the answers that were
+    not in the asked form at all (no JSON object; a text protocol's reply in none of its forms)."""
 
     requests: int = 0
     calls: int = 0
@@ -167,6 +169,7 @@ class LlmCounters:
     latency_s: float = 0.0
     retries: int = 0
     repairs: int = 0
+    parse_failures: int = 0
     errors: list[str] = field(default_factory=list)
 
     def as_row(self) -> dict[str, float]:
@@ -375,6 +378,13 @@ class ChatClient:
             delay = max(delay, float(header)) if header else delay
         return float(min(delay, self.config.max_backoff_s))
 
+    def _judge(self, text: str, check: JsonCheck | None) -> tuple[dict[str, Any] | None, str | None]:
+        value = parse_json_object(text)
+        if value is None:
+            self.counters.parse_failures += 1
+            return None, "it was not one valid JSON object"
+        return value, check(value) if check is not None else None
+
     def complete_json(
         self,
         messages: Sequence[Message],
@@ -385,7 +395,7 @@ class ChatClient:
         the first answer does not parse or fails the check; :class:`LlmError` if the repaired
         one still does."""
         text = self.complete(messages, json_mode=True, schema=schema)
-        value, problem = _judge(text, check)
+        value, problem = self._judge(text, check)
         if value is not None and problem is None:
             return value
         self.counters.repairs += 1
@@ -395,7 +405,7 @@ class ChatClient:
             {"role": "user", "content": render("repair_json", problem=problem)},
         ]
         text = self.complete(repair, json_mode=True, schema=schema)
-        value, problem = _judge(text, check)
+        value, problem = self._judge(text, check)
         if value is None or problem is not None:
             raise LlmError(f"the model's answer stayed unusable after a repair: {problem} ({text[:160]!r})")
         return value
@@ -408,13 +418,6 @@ def _typed(default: Any, value: Any) -> Any:
             raise ValueError(f"{value!r} is not a boolean (true or false)")
         return value.strip().lower() in ("true", "1")
     return type(default)(value)
-
-
-def _judge(text: str, check: JsonCheck | None) -> tuple[dict[str, Any] | None, str | None]:
-    value = parse_json_object(text)
-    if value is None:
-        return None, "it was not one valid JSON object"
-    return value, check(value) if check is not None else None
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:

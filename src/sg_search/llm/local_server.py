@@ -63,10 +63,9 @@ class GgufChatModel:
         loaded: Any = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
         self.model: Any = loaded.eval()  # float32 on the CPU (de-quantised)
         self.context_tokens = int(getattr(loaded.config, "max_position_embeddings", 8192) or 8192)
-        self.stop_token_ids = sorted(
-            {int(self.tokenizer.eos_token_id)}
-            | {int(self.tokenizer.convert_tokens_to_ids(t)) for t in spec.stop_tokens}
-        )
+        tokenizer: Any = self.tokenizer
+        stops = [int(tokenizer.convert_tokens_to_ids(t)) for t in spec.stop_tokens]
+        self.stop_token_ids = sorted({int(self.tokenizer.eos_token_id), *stops})
         self.grammars = GrammarCompiler(
             self.tokenizer, int(loaded.config.vocab_size), self.stop_token_ids, threads
         )

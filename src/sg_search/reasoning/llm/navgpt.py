@@ -89,7 +89,9 @@ class NavGptReasoner(LlmReasoner):
                 text = " ".join((thought.group(1) if thought else "").split())[:200]
                 self.history.append((where, text, chosen))
                 return ranked_with_choice(candidates, [chosen], {chosen: text or f"chose {chosen}"})
+            self.client.counters.parse_failures += int(action is None)
             if attempt == 0:
+                self.client.counters.repairs += 1
                 problem = (
                     f"{chosen!r} is not a listed id"
                     if chosen

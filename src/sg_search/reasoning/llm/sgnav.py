@@ -185,7 +185,7 @@ def answer_schema(count: int) -> dict[str, Any]:
         {
             "n": forms.one_of(list(range(1, count + 1))),
             "distance": {"type": "integer", "minimum": 0, "maximum": MAX_DISTANCE_M},
-            "reason": forms.text(60),
+            "reason": forms.text(40),
         }
     )
     return forms.json_object({"subgraphs": forms.array(entry, 1, count)})

@@ -143,6 +143,7 @@ class SgRwrAgent:
             if problem is None:
                 summary = re.search(r"\[Summary\]\s*(.*?)\s*\[Answer\]", reply, re.S)
                 return AgentResult(text, summary.group(1).strip() if summary else "", transcript)
+            self.client.counters.repairs += 1
             return render("sgrwr_format", problem=problem)
         query = re.search(r"\[Query\]\s*(.+)", reply, re.S)
         if query is not None:
@@ -151,6 +152,8 @@ class SgRwrAgent:
         tool = re.search(r"\[Tool\]\s*(distance|path)\s+(.+)", reply)
         if tool is not None:
             return f"[Tool result] {as_quoted(_tool(tool.group(1), tool.group(2).split(), graph, distances))}"
+        self.client.counters.parse_failures += 1
+        self.client.counters.repairs += 1
         return render("sgrwr_format", problem="it has no [Query], [Tool] or [Answer]")
 
     def retrieve(self, query: str, graph: SceneGraph, transcript: list[str] | None = None) -> str:
@@ -165,6 +168,7 @@ class SgRwrAgent:
             messages.append({"role": "assistant", "content": reply})
             found = _CODE.search(reply)
             if found is None:
+                self.client.counters.parse_failures += 1
                 problem = "no ```python block in the reply"
                 messages.append({"role": "user", "content": render("sgrwr_debug", error=problem)})
                 continue

@@ -92,7 +92,8 @@ def test_text_protocols_follow_their_regex(local_model: str) -> None:
         )
         sgrwr = reasoner_form(ids)
         for form in (navgpt, sgrwr):
-            reply = post(local_model, {"messages": _question(rng, ids), "max_tokens": 120, "regex": form})
+            # 256 tokens cover the longest reply either form allows (< 256 characters)
+            reply = post(local_model, {"messages": _question(rng, ids), "max_tokens": 256, "regex": form})
             text = reply["choices"][0]["message"]["content"]
             assert reply["choices"][0]["finish_reason"] == "stop" and re.fullmatch(form, text), (form, text)
 

@@ -45,7 +45,7 @@ AnswerCheck = Callable[[str], str | None]
 _ASSUME = re.compile(r"\bassum(e|es|ed|ing|ption)\b", re.I)
 _CODE = re.compile(r"```(?:python)?\s*\n(.*?)```", re.S)
 _ID = r"[\w\-]{1,40}"
-CODE_FORM = r"```python\n[^`]{1,800}```"
+CODE_FORM = r"```python\n[^`]{1,600}```"
 """The Retriever's reply where the server constrains text: one python block."""
 
 
@@ -56,10 +56,10 @@ def reasoner_form(answers: Sequence[str] = ()) -> str:
     answer = ids if answers else forms.line(200)
     return "|".join(
         (
-            r"\[Query\] " + forms.line(200),
+            r"\[Query\] " + forms.line(160),
             r"\[Tool\] distance " + ids,
             rf"\[Tool\] path {_ID} {_ID}",
-            r"\[Summary\] " + forms.line(160) + r" \[Answer\] " + answer + " TASK TERMINATE",
+            r"\[Summary\] " + forms.line(120) + r" \[Answer\] " + answer + " TASK TERMINATE",
         )
     )
 

@@ -159,6 +159,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.fanout_bench",
         "what fanning out costs: empty episodes through --backend local|ray, ms per episode, Ray start-up",
     ),
+    "llm-decoding": (
+        "sg_search.bench.llm_decoding",
+        "local models, unconstrained vs constrained to a schema: ms per token, mask cost, valid answers",
+    ),
     "soak": (
         "sg_search.ros.soak_bench",
         "N searches against the node set, 200 N frames into a graph server: RSS, threads, fds (needs ROS)",

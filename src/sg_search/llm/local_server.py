@@ -81,6 +81,15 @@ class GgufChatModel:
         """(text, prompt tokens, completion tokens, finish reason "stop" or "length");
         ValueError if the prompt does not fit, :class:`UnsupportedConstraint` if the
         constraint does not compile."""
+        processors = []
+        if constraint is not None:
+            processors.append(self.grammars.logits_processor(self.grammars.compile(constraint)))
+        return self.generate(messages, max_tokens, temperature, processors)
+
+    def generate(
+        self, messages: list[dict[str, Any]], max_tokens: int, temperature: float, processors: list[Any]
+    ) -> tuple[str, int, int, str]:
+        """:meth:`chat` with these transformers logits processors."""
         encoded: Any = self.tokenizer.apply_chat_template(
             [{"role": m["role"], "content": _text_of(m.get("content"))} for m in messages],
             add_generation_prompt=True,
@@ -92,9 +101,6 @@ class GgufChatModel:
             raise ValueError(
                 f"prompt of {ids.shape[1]} tokens + {max_tokens} exceeds the context of {self.context_tokens}"
             )
-        processors = []
-        if constraint is not None:
-            processors.append(self.grammars.logits_processor(self.grammars.compile(constraint)))
         sampling: dict[str, Any] = {"do_sample": False}
         if temperature > 0:
             self._torch.manual_seed(0)

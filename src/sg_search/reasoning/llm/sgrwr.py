@@ -45,6 +45,7 @@ AnswerCheck = Callable[[str], str | None]
 _ASSUME = re.compile(r"\bassum(e|es|ed|ing|ption)\b", re.I)
 _CODE = re.compile(r"```(?:python)?\s*\n(.*?)```", re.S)
 _ID = r"[\w\-]{1,40}"
+_LINE_WITHOUT_TAGS = r"[^\n\[]{{1,{}}}"  # no "[Answer]" inside a query or a summary
 CODE_FORM = r"```python\n[^`]{1,600}```"
 """The Retriever's reply where the server constrains text: one python block."""
 
@@ -56,10 +57,10 @@ def reasoner_form(answers: Sequence[str] = ()) -> str:
     answer = ids if answers else forms.line(200)
     return "|".join(
         (
-            r"\[Query\] " + forms.line(160),
+            r"\[Query\] " + _LINE_WITHOUT_TAGS.format(160),
             r"\[Tool\] distance " + ids,
             rf"\[Tool\] path {_ID} {_ID}",
-            r"\[Summary\] " + forms.line(120) + r" \[Answer\] " + answer + " TASK TERMINATE",
+            r"\[Summary\] " + _LINE_WITHOUT_TAGS.format(120) + r" \[Answer\] " + answer + " TASK TERMINATE",
         )
     )
 

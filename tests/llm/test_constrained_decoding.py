@@ -21,7 +21,8 @@ from sg_search.reasoning.llm import forms
 from sg_search.reasoning.llm.sgrwr import reasoner_form
 from sg_search.sim.episodes import make_episodes
 
-pytestmark = pytest.mark.xdist_group("local_model")  # one server per worker (conftest)
+# One server per model on the worker that runs the group, never beside the robot tests (pyproject.toml).
+pytestmark = pytest.mark.xdist_group("robot")
 
 PLACES = ["kitchen cabinet", "office desk", "bathroom sink", "bed", "fridge", "sofa", "wardrobe", "shoe rack"]
 OBJECTS = ["passport", "mug", "toothbrush", "remote control", "socks", "charger"]

@@ -18,7 +18,8 @@ from sg_search.sim.episodes import make_episodes
 REASONERS = ("sgnav", "msgnav", "sgrwr", "navgpt", "moma-llm", "godhs")
 
 
-pytestmark = pytest.mark.xdist_group("local_model")  # one server per worker (conftest)
+# One server per model on the worker that runs the group, never beside the robot tests (pyproject.toml).
+pytestmark = pytest.mark.xdist_group("robot")
 
 
 def test_the_server_speaks_the_chat_api(local_model: str) -> None:

@@ -44,6 +44,7 @@ class ReasonerNodeConfig:
     llm_max_requests: int = 100
     llm_max_tokens: int = 0
     llm_structured: str = "json_object"
+    llm_text_regex: bool = False
     vocabulary_node: str = "perception"
     run_code_timeout_s: float = 30.0
     map_frame: str = frames.MAP

@@ -48,13 +48,13 @@ def _serve(model: str) -> Iterator[str]:
         server.wait(timeout=30)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def local_model() -> Iterator[str]:
     """The base URL of SmolLM2-135M-Instruct (the default model)."""
     yield from _serve("smollm2-135m-instruct")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def gemma_model() -> Iterator[str]:
     """The base URL of Gemma 3 270M (a base model)."""
     yield from _serve("gemma3-270m")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -46,6 +48,13 @@ def _serve(model: str) -> Iterator[str]:
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def episode_params(base_url: str, cache: Path, **client: Any) -> dict[str, Any]:
+    """Reasoner parameters for an episode against ``base_url``: the fallback is ``nearest``,
+    answers are cached in ``cache``, ``client`` sets ``llm_<key>`` values."""
+    params: dict[str, Any] = {"llm_base_url": base_url, "llm_model": "smollm2", "llm_cache_dir": str(cache)}
+    return {**params, **{f"llm_{k}": v for k, v in client.items()}, "fallback": "nearest"}
 
 
 @pytest.fixture(scope="module")

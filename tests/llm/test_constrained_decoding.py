@@ -14,10 +14,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import episode_params
 
 from sg_search.bench.symbolic import run_episode
 from sg_search.llm import ChatClient, LlmConfig
 from sg_search.reasoning.llm import forms
+from sg_search.reasoning.llm.navgpt import step_form
 from sg_search.reasoning.llm.sgrwr import reasoner_form
 from sg_search.sim.episodes import make_episodes
 
@@ -88,11 +90,7 @@ def test_text_protocols_follow_their_regex(local_model: str) -> None:
     rng = random.Random(3)
     for _ in range(3):
         ids = _ids(rng)
-        navgpt = (
-            f'Thought: {forms.line(60)}\\nAction: action_maker\\nAction Input: "{forms.alternatives(ids)}"'
-        )
-        sgrwr = reasoner_form(ids)
-        for form in (navgpt, sgrwr):
+        for form in (step_form(ids), reasoner_form(ids)):
             # 256 tokens cover the longest reply either form allows (< 256 characters)
             reply = post(local_model, {"messages": _question(rng, ids), "max_tokens": 256, "regex": form})
             text = reply["choices"][0]["message"]["content"]
@@ -137,17 +135,15 @@ def test_with_constraints_the_model_makes_the_decisions(local_model: str, tmp_pa
     """Each reasoner's first decisions (within a budget of 3 requests) are the model's, with no
     repair; unconstrained, SmolLM2 leaves them to the fallback (docs/BENCHMARKS.md)."""
     (episode,), _ = make_episodes("val", 1, "typical", 0)
-    params = {
-        "llm_base_url": local_model,
-        "llm_model": "smollm2",
-        "llm_max_output_tokens": 160,
-        "llm_max_requests": 3,
-        "llm_timeout_s": 600.0,  # a niced one-thread model beside the other test worker
-        "llm_structured": "json_schema",
-        "llm_text_regex": True,
-        "llm_cache_dir": str(tmp_path),
-        "fallback": "nearest",
-    }
+    params = episode_params(
+        local_model,
+        tmp_path,
+        max_output_tokens=160,
+        max_requests=3,
+        timeout_s=600.0,  # one niced thread beside the other worker's tests: slow, not stuck
+        structured="json_schema",
+        text_regex=True,
+    )
     for name in ("sgnav", "msgnav", "moma-llm", "navgpt"):
         row = run_episode(episode, name, 0, params)
         assert row["llm_decisions"] - row["llm_fallbacks"] >= 1, (name, row)

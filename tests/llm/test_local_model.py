@@ -10,6 +10,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from conftest import episode_params
 
 from sg_search.bench.symbolic import run_episode
 from sg_search.llm import ChatClient, LlmConfig
@@ -39,14 +40,7 @@ def test_the_server_speaks_the_chat_api(local_model: str) -> None:
 
 def test_every_llm_reasoner_completes_an_episode_within_its_budget(local_model: str, tmp_path: Path) -> None:
     (episode,), _ = make_episodes("val", 1, "typical", 0)
-    params = {
-        "llm_base_url": local_model,
-        "llm_model": "smollm2",
-        "llm_max_output_tokens": 24,
-        "llm_max_requests": 2,
-        "llm_cache_dir": str(tmp_path),
-        "fallback": "nearest",
-    }
+    params = episode_params(local_model, tmp_path, max_output_tokens=24, max_requests=2)
     for name in REASONERS:
         row = run_episode(episode, name, 0, params)
         assert row["steps"] >= 1 and row["llm_requests"] <= 2, name

@@ -72,16 +72,12 @@ def constraint_of(body: Mapping[str, Any]) -> Constraint | None:
         schema = spec.get("schema") if isinstance(spec, Mapping) else None
         if not isinstance(schema, Mapping):
             raise UnsupportedConstraint("response_format json_schema needs json_schema.schema (an object)")
-        return Constraint("json_schema", json.dumps(schema, sort_keys=True))
+        return Constraint("json_schema", json.dumps(schema))  # key order = generation order
     if kind == "json_object":
         schema = response_format.get("schema")
         if schema is not None and not isinstance(schema, Mapping):
             raise UnsupportedConstraint("response_format json_object's schema must be an object")
-        return (
-            Constraint("json_schema", json.dumps(schema, sort_keys=True))
-            if schema
-            else Constraint("json_object", "")
-        )
+        return Constraint("json_schema", json.dumps(schema)) if schema else Constraint("json_object", "")
     raise UnsupportedConstraint(
         f"response_format type {kind!r} is not supported; this server constrains to: {', '.join(SUPPORTED)}"
     )
@@ -130,11 +126,11 @@ class MaskingProcessor:
         self._xgr = xgr
         self.matcher = xgr.GrammarMatcher(compiled)
         self._bitmask = xgr.allocate_token_bitmask(1, vocab_size)
-        self._prompt_length: int | None = None
+        self._first = True  # the first call sees only the prompt: no token to accept yet
 
     def __call__(self, input_ids: Any, scores: Any) -> Any:
-        if self._prompt_length is None:
-            self._prompt_length = int(input_ids.shape[1])
+        if self._first:
+            self._first = False
         elif not self.matcher.accept_token(int(input_ids[0, -1])):
             raise RuntimeError("the grammar matcher refused a token it allowed")  # an xgrammar bug
         self.matcher.fill_next_token_bitmask(self._bitmask)

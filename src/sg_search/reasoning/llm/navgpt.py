@@ -76,10 +76,7 @@ class NavGptReasoner(LlmReasoner):
             {"role": "system", "content": render("navgpt_system")},
             {"role": "user", "content": step},
         ]
-        form = (
-            f'Thought: {forms.line(160)}\\nAction: action_maker\\nAction Input: "{forms.alternatives(ids)}"'
-        )
-
+        form = step_form(ids)
         for attempt in range(2):
             reply = self.client.complete(messages, regex=form)
             action = _ACTION.search(reply)
@@ -138,6 +135,12 @@ class NavGptReasoner(LlmReasoner):
             else:
                 lines.append(f"Step {i}: in the {where}. Thought: {thought} Action: {action}")
         return "\n".join(lines)
+
+
+def step_form(ids: list[str], thought_chars: int = 160) -> str:
+    """One ReAct step as a regex: a one-line thought, then ``action_maker`` on one of ``ids``."""
+    action = f'Action: action_maker\\nAction Input: "{forms.alternatives(ids)}"'
+    return f"Thought: {forms.line(thought_chars)}\\n{action}"
 
 
 @takes_params(NavGptParams)

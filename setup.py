@@ -58,6 +58,7 @@ setup(
             "reasoner = sg_search.ros.runner:reasoner_main",
             "affordance_executor = sg_search.ros.runner:affordance_executor_main",
             "recorder = sg_search.ros.runner:recorder_main",
+            "live_view = sg_search.ros.runner:live_view_main",
             "observation_replay = sg_search.ros.runner:observation_replay_main",
             "frontier_planner = sg_search.ros.runner:frontier_planner_main",
             "sim_bridge = sg_search.ros.runner:sim_bridge_main",

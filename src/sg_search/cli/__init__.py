@@ -30,6 +30,13 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--timeout", type=float, default=600.0, help="search budget [s]")
     demo.add_argument("--out", type=Path, default=Path("runs"), help="parent of the run folder")
     demo.add_argument("--params-file", type=Path, default=None, help="ROS params YAML (default: shipped)")
+    demo.add_argument("--view", action="store_true", help="watch live in a Rerun viewer (127.0.0.1)")
+
+    view = sub.add_parser("view", help="open a run's 3D recording (run.rrd) in the Rerun viewer")
+    view.add_argument("run", type=Path, help="run folder (runs/<time>) or .rrd file")
+    view.add_argument("--web", action="store_true", help="web viewer on 127.0.0.1 (default without a display)")
+    view.add_argument("--port", type=int, default=9876, help="the viewer's gRPC port")
+    view.add_argument("--web-port", type=int, default=9090, help="the web viewer's HTTP port")
 
     search = sub.add_parser("search", help="send a search goal to a running stack and follow it")
     search.add_argument("query", help='what to find, e.g. "passport"')
@@ -143,6 +150,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _bench(args)
     if args.command == "sim":
         return _sim(args)
+    if args.command == "view":
+        return _view(args)
     if args.command == "llm":
         return llm_commands.run_llm(args)
     if args.command == "graph" and args.graph_command == "ask":
@@ -156,7 +165,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return commands.demo(
             DemoOptions(
-                args.query, args.scene, args.seed, args.reasoner, args.timeout, args.out, args.params_file
+                args.query,
+                args.scene,
+                args.seed,
+                args.reasoner,
+                args.timeout,
+                args.out,
+                args.params_file,
+                args.view,
             )
         )
     if args.command == "search":
@@ -166,6 +182,27 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.graph_command, getattr(args, "text", ""), getattr(args, "kind", ""), args.namespace
         )
     raise AssertionError(f"unhandled command {args.command}")
+
+
+def _view(args: argparse.Namespace) -> int:
+    from sg_search.view.viewer import ViewerError, ViewerPorts, has_display, start_viewer
+
+    recording = args.run / "run.rrd" if args.run.is_dir() else args.run
+    web = args.web or not has_display()
+    ports = ViewerPorts(args.port, args.web_port)
+    try:
+        process = start_viewer(recording, web, ports)
+    except ViewerError as exc:
+        print(f"sg-search view: {exc}", file=sys.stderr)
+        return 2
+    if web:
+        print(f"open {ports.web_url} (from another machine: ssh -L {ports.web}:127.0.0.1:{ports.web} "
+              f"-L {ports.grpc}:127.0.0.1:{ports.grpc} <this host>)")  # fmt: skip
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        process.terminate()
+        return 0
 
 
 def _graph_offline(args: argparse.Namespace) -> int:

@@ -3,7 +3,8 @@
 All nodes of ``launch/sim.launch.py`` are composed in this process (the pip-only ROS 2 has
 no ``ros2 launch``) and talk over DDS on loopback: sim_bridge (the episode's house with its
 target placed), perception, scene_graph_server, frontier_planner, affordance_executor,
-reasoner, and a recorder writing ``run.mcap``. The demo calls the ``search`` action like
+reasoner, a recorder writing ``run.mcap`` and live_view writing ``run.rrd`` (and, with
+``--view``, streaming to a Rerun viewer bound to 127.0.0.1). The demo calls the ``search`` action like
 any client, prints its feedback, then writes ``report.html`` and its figures.
 """
 
@@ -48,6 +49,7 @@ class DemoOptions:
     timeout_s: float = 600.0
     out: Path = Path("runs")
     params_file: Path | None = None
+    view: bool = False
 
 
 def choose_episode(options: DemoOptions) -> Episode:
@@ -84,6 +86,7 @@ def run_demo(options: DemoOptions) -> int:
     from sg_search.ros.affordance_executor import AffordanceExecutorNode
     from sg_search.ros.commands import run_search_goal, spinning
     from sg_search.ros.frontier_planner import FrontierPlanner
+    from sg_search.ros.live_view import LiveView
     from sg_search.ros.perception_node import Perception
     from sg_search.ros.reasoner_node import ReasonerNode
     from sg_search.ros.recorder import Recorder
@@ -99,6 +102,7 @@ def run_demo(options: DemoOptions) -> int:
     print(f"[demo] {episode.scene}: find {episode.query!r} ({where})")
     print(f"[demo] run folder: {folder}")
     use_localhost_profile()
+    viewer, viewer_url = _start_viewer() if options.view else (None, "")
     params = options.params_file or default_params_file()
     rclpy.init(args=["sg-search", "--ros-args", "--params-file", str(params)])
     sim_time = Parameter("use_sim_time", value=True)
@@ -116,6 +120,7 @@ def run_demo(options: DemoOptions) -> int:
             nodes.add(factory, extra=[sim_time])
         nodes.add(SceneGraphServer, extra=[sim_time], snapshot_file=str(folder / "scene_graph.json"))
         nodes.add(Recorder, extra=[sim_time], output=str(folder / "run.mcap"))
+        nodes.add(LiveView, extra=[sim_time], output=str(folder / "run.rrd"), viewer_url=viewer_url)
         client = nodes.add(Node, "sg_search_demo_client")
         path: list[tuple[float, float]] = []
         client.create_subscription(
@@ -158,7 +163,26 @@ def run_demo(options: DemoOptions) -> int:
     print(f"[demo] ObjectNav: success {m['success']:.0f}, SPL {m['SPL']:.2f}, {m['path_m']:.1f} m driven")
     print(f"[demo] report: {page}")
     print(f"[demo] recording: {folder / 'run.mcap'} (open in Foxglove)")
+    print(f"[demo] 3D view: {folder / 'run.rrd'} (sg-search view {folder})")
+    if viewer is not None:
+        print("[demo] the viewer stays open; Ctrl-C ends it")
+        try:
+            viewer.wait()
+        except KeyboardInterrupt:
+            viewer.terminate()
     return code
+
+
+def _start_viewer() -> tuple[Any, str]:
+    """A Rerun viewer on 127.0.0.1 (native with a display, else the web viewer) and the URL
+    live_view streams to."""
+    from sg_search.view.viewer import ViewerPorts, has_display, start_viewer
+
+    ports = ViewerPorts()
+    process = start_viewer(None, web=not has_display(), ports=ports)
+    if not has_display():
+        print(f"[demo] live view: open {ports.web_url}")
+    return process, ports.sdk_url
 
 
 class _NodeSet:

@@ -5,7 +5,8 @@ rosbag2, so this writes the file itself with the ``mcap`` package.
 Messages are taken serialised (raw subscriptions: no decode, no re-encode). Each topic's
 type is discovered from the graph; its schema is the ``.msg`` definition with its
 dependencies appended, read from ``<prefix>/share/<package>/msg``. Topics in
-``throttled_topics`` (images, the map) are kept at most every ``throttle_period_s``.
+``throttled_topics`` (images, the map) are kept once per ``throttle_period_s`` window, the same
+window for all of them, so a kept RGB image has its depth and camera_info beside it.
 """
 
 from __future__ import annotations
@@ -152,9 +153,10 @@ class Recorder(Node):
         with self._lock:
             if self._file.closed:
                 return
-            if throttled and now - self._last.get(topic, -(10**18)) < self.config.throttle_period_s * 1e9:
+            window = int(now // (self.config.throttle_period_s * 1e9))
+            if throttled and self._last.get(topic) == window:
                 return
-            self._last[topic] = now
+            self._last[topic] = window
             self._writer.add_message(self._channels[topic], log_time=now, data=data, publish_time=now)
             self.messages += 1
 

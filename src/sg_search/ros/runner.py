@@ -117,3 +117,10 @@ def recorder_main() -> int:
     from sg_search.ros.recorder import Recorder
 
     return spin_nodes([Recorder])
+
+
+def live_view_main() -> int:
+    """Console script ``live_view`` (Rerun: run.rrd and, with ``viewer_url``, a live viewer)."""
+    from sg_search.ros.live_view import LiveView
+
+    return spin_nodes([LiveView])

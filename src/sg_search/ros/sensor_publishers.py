@@ -1,8 +1,9 @@
 """The robot-side topics a simulator bridge publishes each tick (MuJoCo and Habitat bridges).
 
 ``rgb`` (rgb8), ``depth`` (32FC1 metres, 0 = no return), ``instances`` (32SC1 ids, 0 = none),
-``camera_info``, ``odom``, ``/clock`` and TF map -> odom (identity) -> base -> camera optical
-frame, all stamped with the simulated time.
+``camera_info``, ``odom``, ``/clock`` and TF map -> odom -> base -> camera optical frame, all
+stamped with the simulated time. map -> odom is the identity (a simulator's odometry does not
+drift) and goes out once on ``/tf_static``; on a robot, localisation publishes it on ``/tf``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ class SensorPublishers:
         self._odom = node.create_publisher(Odometry, "odom", 10)
         self._clock = node.create_publisher(Clock, "/clock", 10)
         self._tf = TfBroadcaster(node)
+        self._tf.send_static([transform_to_msg(frames[0], frames[1], 0.0, Transform())])
 
     def publish(
         self,
@@ -59,7 +61,6 @@ class SensorPublishers:
         )
         self._tf.send(
             [
-                transform_to_msg(map_frame, odom_frame, now, Transform()),
                 transform_to_msg(odom_frame, base_frame, now, base),
                 transform_to_msg(base_frame, camera_frame, now, camera),
             ]

@@ -1,0 +1,203 @@
+"""live_view: the search as it happens, into Rerun (``run.rrd``, and a viewer when one is given).
+
+Topics (relative): ``map``, ``odom``, ``frontiers``, ``scene_graph/updates`` (a mirror of the
+graph), ``rgb``, ``depth``, ``instances``, ``camera_info``, ``instance_categories``,
+``search/target`` and the ``search`` action's feedback; TF ``map_frame`` <- camera.
+Parameters: config/sg_search.yaml, ``live_view``.
+
+Callbacks only keep the newest message of each topic; a worker thread logs what is new every
+``period_s`` of wall time. A slow viewer or a slow log therefore drops frames, never holds a
+callback of the robot's nodes. The core of the logging is :class:`sg_search.view.SearchLog`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from geometry_msgs.msg import PointStamped
+from nav_msgs.msg import OccupancyGrid, Odometry
+from rclpy.node import Node
+from sensor_msgs.msg import CameraInfo, Image
+from sg_search_interfaces.action import SearchObject
+from sg_search_interfaces.msg import FrontierArray
+from std_msgs.msg import String
+
+from sg_search.geometry.transforms import yaw_from_quat
+from sg_search.ros.conversions import grid_from_msg
+from sg_search.ros.graph_mirror import GraphMirror
+from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
+from sg_search.ros.params import declare_config
+from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
+from sg_search.ros.tf import TransformError, create_transform_source
+from sg_search.view import CameraFrame, SearchLog
+
+AFFORDANCES = {1: "navigate to", 2: "open", 3: "inspect", 4: "close"}
+
+
+@dataclass(frozen=True)
+class LiveViewConfig:
+    """See config/sg_search.yaml (``live_view``)."""
+
+    output: str = "run.rrd"
+    viewer_url: str = ""
+    period_s: float = 0.5
+    map_frame: str = "map"
+    depth_scale: float = 0.001
+
+
+def _stamp_s(msg: Any) -> float:
+    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+
+
+class LiveView(Node):
+    """See the module docstring; ``frames_logged`` and ``log_ms_total`` count the worker's work."""
+
+    def __init__(self, node_name: str = "live_view", **kwargs: object) -> None:
+        super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
+        self.config = declare_config(self, LiveViewConfig)
+        self.log = SearchLog.to_file(Path(self.config.output), viewer_url=self.config.viewer_url)
+        self.tf = create_transform_source(self)
+        self.graph = GraphMirror(self)
+        self._latest: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        self._instance_categories: dict[int, str] = {}
+        self._target = ""
+        self.frames_logged = 0
+        self.log_ms_total = 0.0
+        self._graph_sequence = -1
+        keep = self._keep
+        self.create_subscription(OccupancyGrid, "map", lambda m: keep("map", m), LATCHED_QOS)
+        self.create_subscription(Odometry, "odom", lambda m: keep("odom", m), 10)
+        self.create_subscription(FrontierArray, "frontiers", lambda m: keep("frontiers", m), 10)
+        for name in ("rgb", "depth", "instances"):
+            self.create_subscription(Image, name, lambda m, n=name: keep(n, m), SENSOR_QOS)
+        self.create_subscription(CameraInfo, "camera_info", lambda m: keep("camera_info", m), SENSOR_QOS)
+        self.create_subscription(String, "instance_categories", self._on_categories, LATCHED_QOS)
+        self.create_subscription(PointStamped, "search/target", lambda m: keep("target", m), 10)
+        self.create_subscription(
+            SearchObject.Impl.FeedbackMessage, "search/_action/feedback", self._on_feedback, 10
+        )
+        self._stop = threading.Event()
+        self._worker = threading.Thread(target=self._work, name="live_view", daemon=True)
+        self._worker.start()
+        where = f"{self.config.output}" + (f" and {self.config.viewer_url}" if self.config.viewer_url else "")
+        self.get_logger().info(f"live view: logging to {where}")
+
+    def _keep(self, name: str, msg: Any) -> None:
+        with self._lock:
+            self._latest[name] = msg
+
+    def _on_categories(self, msg: String) -> None:
+        try:
+            table = json.loads(msg.data)
+            self._instance_categories = {int(k): str(v[1]) for k, v in table.items()}
+        except (ValueError, TypeError, IndexError, AttributeError) as exc:
+            self.get_logger().warn(f"instance_categories ignored (not JSON {{id: [node, category]}}): {exc}")
+
+    def _on_feedback(self, msg: Any) -> None:
+        feedback = msg.feedback
+        with self._lock:
+            self._latest.setdefault("feedback", []).append(feedback)
+
+    def _work(self) -> None:
+        while not self._stop.wait(self.config.period_s):
+            self.log_once()
+
+    def log_once(self) -> None:
+        """Log what arrived since the last call (the worker calls this every ``period_s``)."""
+        with self._lock:
+            latest, self._latest = self._latest, {}
+        if not latest:
+            return
+        start = time.perf_counter()
+        try:
+            self._log(latest)
+        except (ValueError, TransformError) as exc:
+            self.get_logger().warn(f"live view: frame skipped: {exc}", throttle_duration_sec=10.0)
+        self.frames_logged += 1
+        self.log_ms_total += (time.perf_counter() - start) * 1e3
+
+    def _log(self, latest: dict[str, Any]) -> None:
+        log = self.log
+        if "odom" in latest:
+            odom = latest["odom"]
+            log.set_time(_stamp_s(odom))
+            p, q = odom.pose.pose.position, odom.pose.pose.orientation
+            log.robot(p.x, p.y, yaw_from_quat((q.x, q.y, q.z, q.w)))
+        if "map" in latest:
+            spec, states = grid_from_msg(latest["map"])
+            log.map(states, spec)
+        if "frontiers" in latest:
+            log.frontiers((f.goal.x, f.goal.y) for f in latest["frontiers"].frontiers)
+        for feedback in latest.get("feedback", []):
+            self._decision(feedback)
+        graph = self.graph.copy()
+        if graph is not None:
+            if graph.sequence != self._graph_sequence:
+                self._graph_sequence = graph.sequence
+                log.graph(graph, self._target)
+        if "depth" in latest and "camera_info" in latest:
+            self._camera(latest)
+
+    def _decision(self, feedback: Any) -> None:
+        if feedback.phase != "reason" or not feedback.target_node_id:
+            return
+        self._target = feedback.target_node_id
+        top = "; ".join(
+            f"{c.node_id} {AFFORDANCES.get(c.affordance, '?')} u={c.utility:.2f}" for c in feedback.candidates
+        )
+        self.log.decision(f"step {feedback.step}: {feedback.explanation} [top: {top}]")
+        graph = self.graph.copy()
+        node = graph.get(self._target) if graph is not None else None
+        if node is not None:
+            self.log.target(self._target, node.position, feedback.utility, feedback.explanation)
+
+    def _camera(self, latest: dict[str, Any]) -> None:
+        depth_msg, info = latest["depth"], latest["camera_info"]
+        stamp = _stamp_s(depth_msg)
+        pose = self.tf.lookup(self.config.map_frame, depth_msg.header.frame_id, stamp)
+        k = intrinsics_from_msg(info)
+        rgb = latest.get("rgb")
+        instances = latest.get("instances")
+        frame = CameraFrame(
+            t_map_camera=pose.as_matrix(),
+            intrinsics=(k.fx, k.fy, k.cx, k.cy),
+            depth=depth_from_msg(depth_msg, self.config.depth_scale),
+            rgb=_rgb_from_msg(rgb) if rgb is not None and _stamp_s(rgb) == stamp else None,
+            instances=_ids_from_msg(instances) if instances is not None and _stamp_s(instances) == stamp else None,
+            instance_kinds={
+                i: self.log.kind_of_category(category) for i, category in self._instance_categories.items()
+            },
+        )
+        self.log.set_time(stamp)
+        self.log.camera(frame)
+
+    def destroy_node(self) -> None:
+        """Stop the worker, log what is left, and complete ``run.rrd``."""
+        self._stop.set()
+        self._worker.join(timeout=5.0)
+        self.log_once()
+        self.log.close()
+        super().destroy_node()
+
+
+def _rgb_from_msg(msg: Image) -> np.ndarray:
+    if msg.encoding not in ("rgb8", "bgr8"):
+        raise ValueError(f"unsupported colour encoding {msg.encoding!r} (expected rgb8 or bgr8)")
+    rows = np.frombuffer(bytes(msg.data), dtype=np.uint8).reshape(msg.height, msg.step)
+    image = rows[:, : 3 * msg.width].reshape(msg.height, msg.width, 3)
+    return image[:, :, ::-1] if msg.encoding == "bgr8" else image
+
+
+def _ids_from_msg(msg: Image) -> np.ndarray:
+    if msg.encoding != "32SC1":
+        raise ValueError(f"unsupported instance encoding {msg.encoding!r} (expected 32SC1)")
+    rows = np.frombuffer(bytes(msg.data), dtype=np.uint8).reshape(msg.height, msg.step)
+    return rows[:, : 4 * msg.width].copy().view("<i4").reshape(msg.height, msg.width)
+

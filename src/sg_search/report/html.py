@@ -16,6 +16,15 @@ vertical-align:top}th{background:#f2f2f2}.ok{color:#1a7f37}.bad{color:#b42318}im
 .expl{background:#f7f7f7;padding:.8em;border-left:4px solid #888}"""
 
 
+RECORDINGS = """<h2>Recordings</h2><ul>
+<li><a href="run.rrd">run.rrd</a>: the search in 3D over time (map, scene graph, camera, decisions).
+Open it with <code>sg-search view &lt;this folder&gt;</code> (Rerun's viewer; the web viewer on
+127.0.0.1 where there is no display) or any Rerun 0.41 viewer: <code>rerun run.rrd</code>.</li>
+<li><a href="run.mcap">run.mcap</a>: the ROS 2 topics (TF, odometry, camera, map, scene-graph
+markers) in MCAP. Open it in Foxglove (a 3D panel with the <code>map</code> frame shows the robot,
+camera and markers together) or read it with <code>mcap</code> / <code>ros2 bag</code>.</li></ul>"""
+
+
 def write_report(record: RunRecord, folder: Path) -> Path:
     """Write map.png, scene_graph.png, timeline.png and report.html into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -77,5 +86,6 @@ def _page(record: RunRecord, figures: dict[str, Path]) -> str:
         ]
     if metrics:
         sections += ["<h2>Metrics</h2>", f"<table>{metrics}</table>"]
+    sections += [RECORDINGS]
     head = f"<head><meta charset='utf-8'><title>sg_search report</title><style>{STYLE}</style></head>"
     return f"<!doctype html><html>{head}<body>{''.join(sections)}</body></html>\n"

@@ -6,13 +6,14 @@ graph), ``rgb``, ``depth``, ``instances``, ``camera_info``, ``instance_categorie
 Parameters: config/sg_search.yaml, ``live_view``.
 
 Callbacks only keep the newest message of each topic; a worker thread logs what is new every
-``period_s`` of wall time. A slow viewer or a slow log therefore drops frames, never holds a
+``period_s`` of wall time (the camera every ``camera_period_s``, the map every ``map_period_s``). A slow viewer or a slow log therefore drops frames, never holds a
 callback of the robot's nodes. The core of the logging is :class:`sg_search.view.SearchLog`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -38,6 +39,7 @@ from sg_search.ros.tf import TransformError, create_transform_source
 from sg_search.view import CameraFrame, SearchLog
 
 AFFORDANCES = {1: "navigate to", 2: "open", 3: "inspect", 4: "close"}
+CAMERA_TOPICS = ["rgb", "depth", "instances", "camera_info"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +49,8 @@ class LiveViewConfig:
     output: str = "run.rrd"
     viewer_url: str = ""
     period_s: float = 0.5
+    camera_period_s: float = 1.0
+    map_period_s: float = 2.0
     map_frame: str = "map"
     depth_scale: float = 0.001
 
@@ -71,6 +75,7 @@ class LiveView(Node):
         self.frames_logged = 0
         self.log_ms_total = 0.0
         self._graph_sequence = -1
+        self._logged_at: dict[str, float] = {}
         keep = self._keep
         self.create_subscription(OccupancyGrid, "map", lambda m: keep("map", m), LATCHED_QOS)
         self.create_subscription(Odometry, "odom", lambda m: keep("odom", m), 10)
@@ -109,10 +114,28 @@ class LiveView(Node):
         while not self._stop.wait(self.config.period_s):
             self.log_once()
 
+    def _due(self, name: str, period_s: float) -> bool:
+        """True (and remembered) when ``name`` was last logged ``period_s`` or more ago."""
+        now = time.monotonic()
+        if now - self._logged_at.get(name, -math.inf) < period_s:
+            return False
+        self._logged_at[name] = now
+        return True
+
     def log_once(self) -> None:
-        """Log what arrived since the last call (the worker calls this every ``period_s``)."""
+        """Log what arrived since the last call (the worker calls this every ``period_s``);
+        the camera and the map wait for their own periods, keeping their newest message."""
         with self._lock:
             latest, self._latest = self._latest, {}
+        held = []
+        if "depth" in latest and not self._due("camera", self.config.camera_period_s):
+            held += CAMERA_TOPICS
+        if "map" in latest and not self._due("map", self.config.map_period_s):
+            held.append("map")
+        with self._lock:  # held back for a later call, unless a newer message came meanwhile
+            for name in held:
+                if name in latest:
+                    self._latest.setdefault(name, latest.pop(name))
         if not latest:
             return
         start = time.perf_counter()

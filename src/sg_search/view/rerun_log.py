@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import rerun as rr
+import rerun.blueprint as rrb
 from numpy.typing import NDArray
 
 from sg_search.geometry.transforms import quat_from_matrix
@@ -40,7 +41,9 @@ EDGE_COLOURS: dict[EdgeKind, RGBA] = {
     EdgeKind.ADJACENCY: (60, 200, 90, 220),
     EdgeKind.GROUP: (250, 150, 30, 220),
 }
-MAP_COLOURS = {"unknown": (0, 0, 0, 0), "free": (235, 235, 235, 255), "occupied": (40, 40, 40, 255)}
+MAP_COLOURS = {"unknown": (150, 150, 150, 255), "free": (235, 235, 235, 255), "occupied": (40, 40, 40, 255)}
+MAP_MARGIN = 10  # [cells] of unknown kept around the known part of the map
+JPEG_QUALITY = 80  # camera images are stored as JPEG (a search's run.rrd stays a few MB per minute)
 ROOM_HEIGHT = 0.02  # [m] rooms are drawn as floor patches of this thickness
 OBJECT_SIZE = 0.15  # [m] cube edge for objects without a box
 MAP_Z = -0.01  # [m] the map quad lies just under the floor patches
@@ -60,15 +63,47 @@ class CameraFrame:
     instance_kinds: Mapping[int, str] | None = None
 
 
-def occupancy_texture(states: NDArray[np.int8] | NDArray[np.int16], spec: GridSpec) -> NDArray[np.uint8]:
-    """(H, W, 4) RGBA of the grid (-1 unknown, 0 free, >= 50 occupied), row 0 = the grid's
-    *top* (largest y), as an image is stored; unknown cells are transparent."""
-    if states.shape != spec.shape:
-        raise ValueError(f"occupancy grid {states.shape} does not match its spec {spec.shape}")
-    image = np.zeros((*states.shape, 4), dtype=np.uint8)
+def known_window(states: NDArray[np.int8], margin: int = MAP_MARGIN) -> tuple[slice, slice] | None:
+    """(rows, cols) slices around the known cells (>= 0) plus ``margin``; None if none is known."""
+    rows, cols = np.nonzero(np.any(states >= 0, axis=1))[0], np.nonzero(np.any(states >= 0, axis=0))[0]
+    if rows.size == 0:
+        return None
+    h, w = states.shape
+    return (
+        slice(max(0, rows[0] - margin), min(h, rows[-1] + 1 + margin)),
+        slice(max(0, cols[0] - margin), min(w, cols[-1] + 1 + margin)),
+    )
+
+
+def occupancy_texture(states: NDArray[np.int8]) -> NDArray[np.uint8]:
+    """(H, W, 4) RGBA of grid cells (-1 unknown, 0 free, >= 50 occupied), row 0 = the
+    *largest* y, as an image is stored."""
+    image = np.empty((*states.shape, 4), dtype=np.uint8)
+    image[:] = MAP_COLOURS["unknown"]
     image[states == 0] = MAP_COLOURS["free"]
     image[states >= 50] = MAP_COLOURS["occupied"]
     return np.ascontiguousarray(image[::-1])
+
+
+def blueprint() -> rrb.Blueprint:
+    """The layout a viewer opens with: the 3D scene large on the left; the camera's images and
+    the decision log on the right."""
+    return rrb.Blueprint(
+        rrb.Horizontal(
+            rrb.Spatial3DView(origin="world", name="scene graph and map"),
+            rrb.Vertical(
+                rrb.Horizontal(
+                    rrb.Spatial2DView(origin="world/camera", contents="world/camera/rgb", name="rgb"),
+                    rrb.Spatial2DView(origin="world/camera", contents="world/camera/instances", name="instances"),
+                ),
+                rrb.Spatial2DView(origin="world/camera", contents="world/camera/depth", name="depth"),
+                rrb.TextLogView(origin="decisions", name="decisions"),
+            ),
+            column_shares=[3, 2],
+        ),
+        rrb.SelectionPanel(state="collapsed"),
+        rrb.TimePanel(state="expanded"),
+    )
 
 
 class SearchLog:
@@ -96,24 +131,31 @@ class SearchLog:
         sinks: list[rr.FileSink | rr.GrpcSink] = [rr.FileSink(str(path))]
         if viewer_url:
             sinks.append(rr.GrpcSink(viewer_url))
-        recording.set_sinks(*sinks)
+        recording.set_sinks(*sinks, default_blueprint=blueprint())
         return cls(recording)
 
     def set_time(self, sim_time_s: float) -> None:
         """Everything logged next belongs to this simulated time [s]."""
         self.recording.set_time(TIMELINE, duration=float(sim_time_s))
 
-    def map(self, states: NDArray[np.int8] | NDArray[np.int16], spec: GridSpec) -> None:
-        """The occupancy grid as a textured quad in the floor plane of ``map``."""
-        x0, y0 = spec.origin_x, spec.origin_y
-        x1, y1 = x0 + spec.width * spec.resolution, y0 + spec.height * spec.resolution
+    def map(self, states: NDArray[np.int8], spec: GridSpec) -> None:
+        """The known part of the occupancy grid as a textured quad in the floor plane of ``map``."""
+        if states.shape != spec.shape:
+            raise ValueError(f"occupancy grid {states.shape} does not match its spec {spec.shape}")
+        window = known_window(states)
+        if window is None:
+            return
+        rows, cols = window
+        r = spec.resolution
+        x0, y0 = spec.origin_x + cols.start * r, spec.origin_y + rows.start * r
+        x1, y1 = spec.origin_x + cols.stop * r, spec.origin_y + rows.stop * r
         self.recording.log(
             "world/map",
             rr.Mesh3D(
                 vertex_positions=[[x0, y0, MAP_Z], [x1, y0, MAP_Z], [x1, y1, MAP_Z], [x0, y1, MAP_Z]],
                 triangle_indices=[[0, 1, 2], [0, 2, 3]],
                 vertex_texcoords=[[0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 0.0]],
-                albedo_texture=occupancy_texture(states, spec),
+                albedo_texture=occupancy_texture(states[rows, cols]),
             ),
         )
 
@@ -195,7 +237,7 @@ class SearchLog:
             ),
         )
         if frame.rgb is not None:
-            self.recording.log("world/camera/rgb", rr.Image(frame.rgb))
+            self.recording.log("world/camera/rgb", rr.Image(frame.rgb).compress(jpeg_quality=JPEG_QUALITY))
         if frame.depth is not None:
             self.recording.log("world/camera/depth", rr.DepthImage(frame.depth, meter=1.0))
         if frame.instances is not None:

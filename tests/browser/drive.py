@@ -1,0 +1,133 @@
+"""Open a run's ``run.rrd`` in Rerun's web viewer and its ``report.html`` in headless Chromium,
+take screenshots and write what was seen as JSON. Run inside a private network namespace:
+
+    scripts/private-network python tests/browser/drive.py RUN_FOLDER OUT_FOLDER
+
+(the viewer's page asks for fonts, a release check and telemetry on the internet; in the
+namespace those fail instead of leaving the machine, and the failures are reported apart).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from tests.browser.cdp import Browser, Page, chromium  # noqa: E402
+
+OUTSIDE = ("ERR_INTERNET_DISCONNECTED", "ERR_NAME_NOT_RESOLVED", "Failed to fetch", "Failed to load resource")
+VIEWER_WAIT_S = 60.0  # software WebGL on 2 cores: the first frames take a while
+
+
+def _png(data: bytes) -> np.ndarray:
+    import io
+
+    from PIL import Image
+
+    return np.asarray(Image.open(io.BytesIO(data)).convert("RGB"))
+
+
+def _ocr(image: np.ndarray) -> str:
+    """Text in ``image`` by tesseract (scaled up: UI fonts are small); "" without tesseract."""
+    if shutil.which("tesseract") is None:
+        return ""
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    picture = Image.fromarray(image)
+    picture.resize((picture.width * 3, picture.height * 3)).save(buffer, format="PNG")
+    result = subprocess.run(
+        ["tesseract", "stdin", "stdout", "--psm", "6"], input=buffer.getvalue(), capture_output=True, timeout=60
+    )
+    return result.stdout.decode(errors="replace")
+
+
+def _near(image: np.ndarray, rgb: tuple[int, int, int], tolerance: int = 30) -> float:
+    """Share of pixels within ``tolerance`` of ``rgb`` in every channel."""
+    return float(np.mean(np.all(np.abs(image.astype(int) - np.array(rgb)) <= tolerance, axis=2)))
+
+
+def look_at_viewer(page: Page, url: str, out: Path) -> dict[str, Any]:
+    """The viewer until its 3D view shows the map (or VIEWER_WAIT_S), then what it shows."""
+    from sg_search.view.rerun_log import KIND_COLOURS, MAP_COLOURS
+
+    page.goto(url)
+    start, shot = time.monotonic(), np.zeros((1, 1, 3), np.uint8)
+    seen: dict[str, Any] = {}
+    while time.monotonic() - start < VIEWER_WAIT_S:
+        page.pump(3.0)
+        shot = _png(page.screenshot())
+        h, w, _ = shot.shape
+        scene = shot[int(0.1 * h) : int(0.9 * h), int(0.15 * w) : int(0.6 * w)]
+        seen = {
+            "map_free": _near(scene, MAP_COLOURS["free"][:3], 12),
+            "map_occupied": _near(scene, MAP_COLOURS["occupied"][:3], 12),
+            "containers": _near(scene, KIND_COLOURS["container"][:3]),
+            "objects": _near(scene, KIND_COLOURS["object"][:3]),
+            "distinct_colours": int(len(np.unique(scene.reshape(-1, 3) // 16, axis=0))),
+        }
+        if seen["map_free"] > 0.01 and seen["containers"] > 0:
+            break
+    page.screenshot(out / "viewer.png")
+    h, w, _ = shot.shape
+    seen["entity_tree_text"] = _ocr(shot[int(0.05 * h) : h, : int(0.15 * w)])  # blueprint and streams
+    seen["seconds"] = round(time.monotonic() - start, 1)
+    return seen
+
+
+def look_at_report(page: Page, report: Path, out: Path) -> dict[str, Any]:
+    """The report: its images, their load state, and the page's errors."""
+    page.errors.clear()
+    page.goto(report.resolve().as_uri())
+    page.pump(1.0)
+    images = page.evaluate(
+        "Array.from(document.images).map(i => ({alt: i.alt, ok: i.complete && i.naturalWidth > 0,"
+        " width: i.naturalWidth}))"
+    )
+    links = page.evaluate("Array.from(document.links).map(a => a.getAttribute('href'))")
+    height = page.evaluate("document.documentElement.scrollHeight")
+    page.send("Emulation.setDeviceMetricsOverride", width=1200, height=min(int(height), 6000),
+              deviceScaleFactor=1, mobile=False)  # fmt: skip
+    page.screenshot(out / "report.png")
+    return {"images": images, "links": links, "errors": list(page.errors)}
+
+
+def main(run: Path, out: Path) -> int:
+    from sg_search.view.viewer import ViewerPorts, start_viewer
+
+    out.mkdir(parents=True, exist_ok=True)
+    executable = chromium()
+    if executable is None:
+        print("no chromium", file=sys.stderr)
+        return 3
+    ports = ViewerPorts(19876, 19090)
+    viewer = start_viewer(run / "run.rrd", web=True, ports=ports)
+    browser = Browser(executable)
+    try:
+        page = browser.open()
+        result: dict[str, Any] = {"viewer": look_at_viewer(page, ports.web_url, out)}
+        errors = page.errors
+        result["viewer"]["errors"] = [e for e in errors if not any(o in e for o in OUTSIDE)]
+        result["viewer"]["outside_requests_blocked"] = sum(any(o in e for o in OUTSIDE) for e in errors)
+        page.close()
+        result["report"] = look_at_report(browser.open(), run / "report.html", out)
+    finally:
+        browser.close()
+        viewer.terminate()
+        viewer.wait(timeout=10)
+    (out / "seen.json").write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))

@@ -103,7 +103,7 @@ def look_at_report(page: Page, report: Path, out: Path) -> dict[str, Any]:
 
 
 def main(run: Path, out: Path) -> int:
-    from sg_search.view.viewer import ViewerPorts, start_viewer
+    from sg_search.view.viewer import ViewerPorts, start_viewer, stop_viewer
 
     out.mkdir(parents=True, exist_ok=True)
     executable = chromium()
@@ -123,8 +123,7 @@ def main(run: Path, out: Path) -> int:
         result["report"] = look_at_report(browser.open(), run / "report.html", out)
     finally:
         browser.close()
-        viewer.terminate()
-        viewer.wait(timeout=10)
+        stop_viewer(viewer)
     (out / "seen.json").write_text(json.dumps(result, indent=1))
     return 0
 

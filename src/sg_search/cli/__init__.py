@@ -185,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
-    from sg_search.view.viewer import ViewerError, ViewerPorts, has_display, start_viewer
+    from sg_search.view.viewer import ViewerError, ViewerPorts, has_display, start_viewer, stop_viewer
 
     recording = args.run / "run.rrd" if args.run.is_dir() else args.run
     web = args.web or not has_display()
@@ -201,7 +201,7 @@ def _view(args: argparse.Namespace) -> int:
     try:
         return process.wait()
     except KeyboardInterrupt:
-        process.terminate()
+        stop_viewer(process)
         return 0
 
 

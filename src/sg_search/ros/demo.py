@@ -166,10 +166,12 @@ def run_demo(options: DemoOptions) -> int:
     print(f"[demo] 3D view: {folder / 'run.rrd'} (sg-search view {folder})")
     if viewer is not None:
         print("[demo] the viewer stays open; Ctrl-C ends it")
+        from sg_search.view.viewer import stop_viewer
+
         try:
             viewer.wait()
         except KeyboardInterrupt:
-            viewer.terminate()
+            stop_viewer(viewer)
     return code
 
 

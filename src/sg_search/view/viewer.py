@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -94,17 +95,35 @@ def start_viewer(
 ) -> subprocess.Popen[bytes]:
     """Start the viewer and wait until its gRPC port accepts connections (and its web port
     with ``web``); ViewerError if it exits or does not listen within ``timeout_s``."""
-    process = subprocess.Popen(viewer_command(recording, web, ports), env=viewer_environment())
+    # Its own session: the ``rerun`` script starts the viewer binary as a child, and
+    # stop_viewer must end both.
+    process = subprocess.Popen(
+        viewer_command(recording, web, ports), env=viewer_environment(), start_new_session=True
+    )
     wanted = [ports.grpc, *([ports.web] if web else [])]
     deadline = time.monotonic() + timeout_s
     while not all(_listening(port) for port in wanted):
         if process.poll() is not None:
             raise ViewerError(f"the rerun viewer exited with code {process.returncode} (ports {wanted} in use?)")
         if time.monotonic() > deadline:
-            process.terminate()
+            stop_viewer(process)
             raise ViewerError(f"the rerun viewer did not listen on 127.0.0.1:{wanted} within {timeout_s} s")
         time.sleep(0.1)
     return process
+
+
+def stop_viewer(process: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:
+    """End a viewer from :func:`start_viewer` and everything it started."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=timeout_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def _listening(port: int) -> bool:

@@ -3,7 +3,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 
-.PHONY: setup demo test lint typecheck imports unit clean setup-vision test-vision
+.PHONY: setup demo test lint typecheck imports unit clean setup-vision test-vision test-browser
 
 setup:
 	bash scripts/bootstrap.sh
@@ -33,6 +33,13 @@ setup-vision:
 
 test-vision: setup-vision
 	SG_SEARCH_VISION=1 .venv-vision/bin/python -m pytest tests/perception -v
+
+# A real browser (Debian's chromium) and tesseract (reads the viewer's canvas), then the
+# browser tests: Rerun's web viewer and report.html in headless Chromium. Needs apt as root.
+test-browser: setup
+	command -v chromium >/dev/null && command -v tesseract >/dev/null || \
+		{ apt-get update -qq && apt-get install -y -qq chromium tesseract-ocr; }
+	$(BIN)/python -m pytest tests/browser -v
 
 clean:
 	rm -rf $(VENV) .venv-vision build install log

@@ -1,15 +1,16 @@
 """The whole stack against the embedded MuJoCo simulator, on simulated time.
 
-    ros2 launch sg_search sim.launch.py [scene:=Rs_int] [rviz:=true] [viewer:=true] [namespace:=...] [params_file:=...]
-        [target_query:=plate target_relation:=inside target_holder:=<furniture id>]
+    ros2 launch sg_search sim.launch.py [scene:=Rs_int] [rviz:=true] [viewer:=true] [namespace:=...]
+        [params_file:=...] [target_query:=plate target_relation:=inside target_holder:=<furniture id>]
 
 sim_bridge renders the house and publishes rgb/depth/instances/camera_info/odom/TF and /clock;
 perception (ground-truth detector) fuses instances for the scene graph server, which also
 segments rooms from the planner's map; the frontier planner maps and serves `navigate`; the
 affordance executor opens containers through the bridge's services; the reasoner hosts
 `search`. With viewer:=true, live_view streams the search to a Rerun viewer (start one first:
-`rerun --bind 127.0.0.1 --port 9876`) and writes run.rrd. Then: `sg-search search plate`. `sg-search demo` starts the same node set in one
-process (no ros2 launch needed) and writes a report.
+`rerun --bind 127.0.0.1 --port 9876`) and writes run.rrd. Then: `sg-search search plate`.
+`sg-search demo` starts the same node set in one process (no ros2 launch needed) and writes a
+report.
 """
 
 import os

@@ -53,7 +53,9 @@ class Browser:
         deadline = time.monotonic() + 30.0
         while not port_file.is_file() or not port_file.read_text().strip():
             if self.process.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"chromium did not start: {self.process.stderr.read() if self.process.stderr else ''}")
+                raise RuntimeError(
+                    f"chromium did not start: {self.process.stderr.read() if self.process.stderr else ''}"
+                )
             time.sleep(0.1)
         self.port = int(port_file.read_text().split()[0])
 
@@ -107,7 +109,9 @@ class Page:
         if method == "Runtime.exceptionThrown":
             self.errors.append(json.dumps(params["exceptionDetails"])[:500])
         elif method == "Runtime.consoleAPICalled" and params.get("type") == "error":
-            self.errors.append(" ".join(str(a.get("value", a.get("description", ""))) for a in params["args"]))
+            self.errors.append(
+                " ".join(str(a.get("value", a.get("description", ""))) for a in params["args"])
+            )
         elif method == "Log.entryAdded" and params["entry"]["level"] == "error":
             self.errors.append(f"{params['entry'].get('url', '')}: {params['entry']['text']}")
 

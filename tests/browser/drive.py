@@ -2,6 +2,8 @@
 take screenshots and write what was seen as JSON. Run inside a private network namespace:
 
     scripts/private-network python tests/browser/drive.py RUN_FOLDER OUT_FOLDER
+    scripts/private-network python tests/browser/drive.py --live OUT_FOLDER   (a running
+        ``sg-search demo --view`` in the same namespace: a screenshot of the live view)
 
 (the viewer's page asks for fonts, a release check and telemetry on the internet; in the
 namespace those fail instead of leaving the machine, and the failures are reported apart).
@@ -21,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from tests.browser.cdp import Browser, Page, chromium  # noqa: E402
+from tests.browser.cdp import Browser, Page, chromium
 
 OUTSIDE = ("ERR_INTERNET_DISCONNECTED", "ERR_NAME_NOT_RESOLVED", "Failed to fetch", "Failed to load resource")
 VIEWER_WAIT_S = 60.0  # software WebGL on 2 cores: the first frames take a while
@@ -47,7 +49,10 @@ def _ocr(image: np.ndarray) -> str:
     picture = Image.fromarray(image)
     picture.resize((picture.width * 3, picture.height * 3)).save(buffer, format="PNG")
     result = subprocess.run(
-        ["tesseract", "stdin", "stdout", "--psm", "6"], input=buffer.getvalue(), capture_output=True, timeout=60
+        ["tesseract", "stdin", "stdout", "--psm", "6"],
+        input=buffer.getvalue(),
+        capture_output=True,
+        timeout=60,
     )
     return result.stdout.decode(errors="replace")
 
@@ -70,11 +75,11 @@ def look_at_viewer(page: Page, url: str, out: Path) -> dict[str, Any]:
         h, w, _ = shot.shape
         scene = shot[int(0.1 * h) : int(0.9 * h), int(0.15 * w) : int(0.6 * w)]
         seen = {
-            "map_free": _near(scene, MAP_COLOURS["free"][:3], 12),
-            "map_occupied": _near(scene, MAP_COLOURS["occupied"][:3], 12),
+            "map_free": _near(scene, MAP_COLOURS["free"], 12),
+            "map_occupied": _near(scene, MAP_COLOURS["occupied"], 12),
             "containers": _near(scene, KIND_COLOURS["container"][:3]),
             "objects": _near(scene, KIND_COLOURS["object"][:3]),
-            "distinct_colours": int(len(np.unique(scene.reshape(-1, 3) // 16, axis=0))),
+            "distinct_colours": len(np.unique(scene.reshape(-1, 3) // 16, axis=0)),
         }
         if seen["map_free"] > 0.01 and seen["containers"] > 0:
             break
@@ -128,5 +133,21 @@ def main(run: Path, out: Path) -> int:
     return 0
 
 
+def live(out: Path) -> int:
+    """Screenshot the web viewer a running ``sg-search demo --view`` streams to."""
+    from sg_search.view.viewer import ViewerPorts
+
+    out.mkdir(parents=True, exist_ok=True)
+    browser = Browser(chromium() or "chromium")
+    try:
+        seen = look_at_viewer(browser.open(), ViewerPorts().web_url, out)
+    finally:
+        browser.close()
+    (out / "seen.json").write_text(json.dumps({"viewer": seen}, indent=1))
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "--live":
+        sys.exit(live(Path(sys.argv[2])))
     sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))

@@ -60,10 +60,14 @@ def _recorded_run(folder: Path) -> None:
     log.frontiers([(3.0, 2.0), (-2.0, 4.0)])
     log.decision("step 1: open the kitchen cabinet")
     log.close()
-    record = RunRecord("mug", "apartment", "scout", True, "NONE", steps=3, path_length_m=7.8, found_id="mug_1")
+    record = RunRecord(
+        "mug", "apartment", "scout", True, "NONE", steps=3, path_length_m=7.8, found_id="mug_1"
+    )
     record.graph, record.states, record.spec, record.path = graph, states, spec, path
     record.found_xy = path[-1]
-    record.decisions = [DecisionRecord(1, "kitchen", "explore the kitchen", (("kitchen", "navigate", 0.8, "mugs"),))]
+    record.decisions = [
+        DecisionRecord(1, "kitchen", "explore the kitchen", (("kitchen", "navigate", 0.8, "mugs"),))
+    ]
     write_report(record, folder)
 
 
@@ -71,7 +75,11 @@ def _recorded_run(folder: Path) -> None:
 def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     run, out = tmp_path_factory.mktemp("run"), tmp_path_factory.mktemp("browser")
     _recorded_run(run)
-    command = [str(ROOT / "scripts" / "private-network"), sys.executable, str(ROOT / "tests/browser/drive.py")]
+    command = [
+        str(ROOT / "scripts" / "private-network"),
+        sys.executable,
+        str(ROOT / "tests/browser/drive.py"),
+    ]
     result = subprocess.run([*command, str(run), str(out)], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     return dict(json.loads((out / "seen.json").read_text()), out=out)

@@ -6,18 +6,20 @@ entities the live view promises."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
 from rclpy.node import Node
 from sg_search_interfaces.msg import ObjectObservationArray
 
-
 pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]
 
-TOPICS = "topics:=['/tf', '/tf_static', 'odom', 'scene_graph/markers']"
-THROTTLED = "throttled_topics:=['rgb', 'depth', 'camera_info']"
+SMALL_CAMERA = ("-p", "width:=160", "-p", "height:=120", "-p", "rate_hz:=5.0")
+RECORDED = (
+    "-p", "topics:=['/tf', '/tf_static', 'odom', 'scene_graph/markers']",
+    "-p", "throttled_topics:=['rgb', 'depth', 'camera_info']",
+    "-p", "throttle_period_s:=1.0",
+)  # fmt: skip
 
 
 def _resolves(frame: str, parents: dict[str, str], root: str) -> bool:
@@ -42,13 +44,11 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     folder = tmp_path_factory.mktemp("run")
     sim = ("-p", "use_sim_time:=true")
     procs = [
-        NodeProcess("sim_bridge", "-p", "width:=160", "-p", "height:=120", "-p", "rate_hz:=5.0",
-                    "-p", "start_room:=kitchen_0"),  # fmt: skip
+        NodeProcess("sim_bridge", *SMALL_CAMERA, "-p", "start_room:=kitchen_0"),
         NodeProcess("perception", *sim),
         NodeProcess("scene_graph_server", *sim, "-p", "markers_period_s:=0.5"),
         NodeProcess("frontier_planner", *sim),
-        NodeProcess("recorder", *sim, "-p", f"output:={folder / 'run.mcap'}", "-p", TOPICS, "-p", THROTTLED,
-                    "-p", "throttle_period_s:=1.0"),  # fmt: skip
+        NodeProcess("recorder", *sim, "-p", f"output:={folder / 'run.mcap'}", *RECORDED),
         NodeProcess("live_view", *sim, "-p", f"output:={folder / 'run.rrd'}", "-p", "period_s:=0.2"),
     ]
     context = rclpy.Context()
@@ -93,7 +93,9 @@ def test_every_recorded_frame_resolves_through_the_recorded_transforms(recorded_
             else:
                 frames.setdefault(channel.topic, set()).add(msg.header.frame_id)
     log = recorded_run["logs"]["recorder"]
-    assert {"/tf", "/tf_static", "/odom", "/rgb", "/depth", "/camera_info", "/scene_graph/markers"} <= set(frames) | {
+    assert {"/tf", "/tf_static", "/odom", "/rgb", "/depth", "/camera_info", "/scene_graph/markers"} <= set(
+        frames
+    ) | {
         "/tf",
         "/tf_static",
     }, log
@@ -101,7 +103,9 @@ def test_every_recorded_frame_resolves_through_the_recorded_transforms(recorded_
     assert markers > 1, "no scene-graph markers recorded"
     for topic, used in frames.items():
         for frame in used:
-            assert _resolves(frame, parents, "map"), f"{topic}: frame {frame!r} does not reach map via {parents}"
+            assert _resolves(frame, parents, "map"), (
+                f"{topic}: frame {frame!r} does not reach map via {parents}"
+            )
 
 
 def test_camera_topics_are_throttled_together(recorded_run: dict[str, Any]) -> None:
@@ -110,9 +114,7 @@ def test_camera_topics_are_throttled_together(recorded_run: dict[str, Any]) -> N
     with (recorded_run["folder"] / "run.mcap").open("rb") as stream:
         summary = make_reader(stream).get_summary()
     assert summary is not None and summary.statistics is not None
-    counts = {
-        summary.channels[cid].topic: n for cid, n in summary.statistics.channel_message_counts.items()
-    }
+    counts = {summary.channels[cid].topic: n for cid, n in summary.statistics.channel_message_counts.items()}
     # 5 Hz odometry, camera topics kept once per simulated second
     assert counts["/depth"] <= counts["/odom"] / 3, counts
     assert abs(counts["/depth"] - counts["/camera_info"]) <= 1 and abs(counts["/depth"] - counts["/rgb"]) <= 1

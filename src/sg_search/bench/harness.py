@@ -163,6 +163,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "sg_search.bench.llm_decoding",
         "local models, unconstrained vs constrained to a schema: ms per token, mask cost, valid answers",
     ),
+    "live-view": (
+        "sg_search.bench.live_view",
+        "the live view's cost: ms per logged pose, graph, camera frame and map (640x480, 800x800), rrd size",
+    ),
     "soak": (
         "sg_search.ros.soak_bench",
         "N searches against the node set, 200 N frames into a graph server: RSS, threads, fds (needs ROS)",

@@ -34,7 +34,9 @@ def _parser() -> argparse.ArgumentParser:
 
     view = sub.add_parser("view", help="open a run's 3D recording (run.rrd) in the Rerun viewer")
     view.add_argument("run", type=Path, help="run folder (runs/<time>) or .rrd file")
-    view.add_argument("--web", action="store_true", help="web viewer on 127.0.0.1 (default without a display)")
+    view.add_argument(
+        "--web", action="store_true", help="web viewer on 127.0.0.1 (default without a display)"
+    )
     view.add_argument("--port", type=int, default=9876, help="the viewer's gRPC port")
     view.add_argument("--web-port", type=int, default=9090, help="the web viewer's HTTP port")
 

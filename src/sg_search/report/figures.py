@@ -28,7 +28,7 @@ def draw_map(record: RunRecord, path: Path) -> Path:
     plt = _pyplot()
     from matplotlib.patches import Rectangle
 
-    fig, ax = plt.subplots(figsize=(9, 7))
+    fig, ax = plt.subplots(figsize=(11, 7))
     if record.states is not None and record.spec is not None:
         s = record.spec
         image = np.full(record.states.shape, 0.75)
@@ -84,7 +84,18 @@ def draw_map(record: RunRecord, path: Path) -> Path:
         lo, hi = known.min(axis=0) - 1.0, known.max(axis=0) + 1.0
         ax.set_xlim(lo[0], hi[0])
         ax.set_ylim(lo[1], hi[1])
-    ax.legend(loc="upper right", fontsize=7)
+    from matplotlib.patches import Patch
+
+    handles, _ = ax.get_legend_handles_labels()
+    handles += [
+        Patch(fill=False, ec="tab:purple", ls="--", label="room (segmented, named)"),
+        Patch(fc="tab:green", alpha=0.35, label="container, open"),
+        Patch(fc="0.45", alpha=0.35, label="container, not opened"),
+        Patch(fc="white", ec="0.5", label="free (mapped)"),
+        Patch(fc="0.15", label="occupied"),
+        Patch(fc="0.75", label="unknown"),
+    ]
+    ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

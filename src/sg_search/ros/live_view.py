@@ -6,8 +6,9 @@ graph), ``rgb``, ``depth``, ``instances``, ``camera_info``, ``instance_categorie
 Parameters: config/sg_search.yaml, ``live_view``.
 
 Callbacks only keep the newest message of each topic; a worker thread logs what is new every
-``period_s`` of wall time (the camera every ``camera_period_s``, the map every ``map_period_s``). A slow viewer or a slow log therefore drops frames, never holds a
-callback of the robot's nodes. The core of the logging is :class:`sg_search.view.SearchLog`.
+``period_s`` of wall time (the camera every ``camera_period_s``, the map every
+``map_period_s``). A slow viewer or a slow log therefore drops frames, never holds a callback
+of the robot's nodes. The core of the logging is :class:`sg_search.view.SearchLog`.
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ class LiveViewConfig:
 
 
 def _stamp_s(msg: Any) -> float:
-    return msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+    return float(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
 
 
 class LiveView(Node):
@@ -161,10 +162,9 @@ class LiveView(Node):
         for feedback in latest.get("feedback", []):
             self._decision(feedback)
         graph = self.graph.copy()
-        if graph is not None:
-            if graph.sequence != self._graph_sequence:
-                self._graph_sequence = graph.sequence
-                log.graph(graph, self._target)
+        if graph is not None and graph.sequence != self._graph_sequence:
+            self._graph_sequence = graph.sequence
+            log.graph(graph, self._target)
         if "depth" in latest and "camera_info" in latest:
             self._camera(latest)
 
@@ -193,7 +193,9 @@ class LiveView(Node):
             intrinsics=(k.fx, k.fy, k.cx, k.cy),
             depth=depth_from_msg(depth_msg, self.config.depth_scale),
             rgb=_rgb_from_msg(rgb) if rgb is not None and _stamp_s(rgb) == stamp else None,
-            instances=_ids_from_msg(instances) if instances is not None and _stamp_s(instances) == stamp else None,
+            instances=_ids_from_msg(instances)
+            if instances is not None and _stamp_s(instances) == stamp
+            else None,
             instance_kinds={
                 i: self.log.kind_of_category(category) for i, category in self._instance_categories.items()
             },
@@ -223,4 +225,3 @@ def _ids_from_msg(msg: Image) -> np.ndarray:
         raise ValueError(f"unsupported instance encoding {msg.encoding!r} (expected 32SC1)")
     rows = np.frombuffer(bytes(msg.data), dtype=np.uint8).reshape(msg.height, msg.step)
     return rows[:, : 4 * msg.width].copy().view("<i4").reshape(msg.height, msg.width)
-

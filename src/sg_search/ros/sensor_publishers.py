@@ -50,7 +50,7 @@ class SensorPublishers:
     ) -> None:
         """One tick: base ``pose`` (x, y, yaw) in map [m, rad], ``velocity`` (v, w) [m/s, rad/s],
         the camera's optical-frame pose in map, the images and (fx, fy, cx, cy) [px]."""
-        map_frame, odom_frame, base_frame, camera_frame = self.frames
+        _, odom_frame, base_frame, camera_frame = self.frames
         stamp = Clock().clock
         stamp.sec, stamp.nanosec = divmod(int(time_ns), 1_000_000_000)
         now = time_ns * 1e-9

@@ -16,6 +16,24 @@ from sg_search.scene_graph.model import EdgeKind, Layer, NodeState
 STATE_COLOURS = {NodeState.CLOSED: "tab:red", NodeState.OPEN: "tab:green"}
 
 
+def _legend() -> list[object]:
+    """Proxy artists naming every mark the drawing uses."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    return [
+        Patch(fill=False, edgecolor="0.3", label="room (dashed: unexplored)"),
+        Patch(color=STATE_COLOURS[NodeState.CLOSED], alpha=0.5, label="container, closed"),
+        Patch(color=STATE_COLOURS[NodeState.OPEN], alpha=0.5, label="container, open"),
+        Patch(color="tab:gray", alpha=0.5, label="container, state unknown"),
+        Line2D([], [], marker="o", color="tab:blue", ls="", markersize=4, label="object"),
+        Line2D([], [], marker="*", color="tab:orange", ls="", markersize=9, label="group"),
+        Line2D([], [], color="tab:green", alpha=0.4, label="door (rooms adjacent)"),
+        Line2D([], [], color="tab:blue", lw=0.5, alpha=0.6, label="spatial relation"),
+        Line2D([], [], marker="o", color="tab:red", label="robot"),
+    ]
+
+
 def draw_top_down(
     graph: SceneGraph,
     path: Path | str,
@@ -31,7 +49,7 @@ def draw_top_down(
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    fig, ax = plt.subplots(figsize=(9, 7))
+    fig, ax = plt.subplots(figsize=(11, 7))
     for room in graph.nodes(layer=Layer.ROOM):
         if room.bbox is None:
             continue
@@ -85,6 +103,7 @@ def draw_top_down(
         ax.arrow(x, y, 0.6 * math.cos(yaw), 0.6 * math.sin(yaw), width=0.05, color="tab:red")
     ax.set_aspect("equal")
     ax.autoscale_view()
+    ax.legend(handles=_legend(), loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     ax.set_xlabel("x [m] (map)")
     ax.set_ylabel("y [m] (map)")
     ax.set_title(title or f"scene graph, sequence {graph.sequence}: {len(graph)} nodes")

@@ -41,7 +41,8 @@ EDGE_COLOURS: dict[EdgeKind, RGBA] = {
     EdgeKind.ADJACENCY: (60, 200, 90, 220),
     EdgeKind.GROUP: (250, 150, 30, 220),
 }
-MAP_COLOURS = {"unknown": (150, 150, 150, 255), "free": (235, 235, 235, 255), "occupied": (40, 40, 40, 255)}
+MAP_COLOURS = {"unknown": (150, 150, 150), "free": (235, 235, 235), "occupied": (40, 40, 40)}
+DEPTH_UNITS_PER_M = 1000  # depth is stored as uint16 millimetres (half of float32, compresses better)
 MAP_MARGIN = 10  # [cells] of unknown kept around the known part of the map
 JPEG_QUALITY = 80  # camera images are stored as JPEG (a search's run.rrd stays a few MB per minute)
 ROOM_HEIGHT = 0.02  # [m] rooms are drawn as floor patches of this thickness
@@ -53,7 +54,8 @@ MAP_Z = -0.01  # [m] the map quad lies just under the floor patches
 class CameraFrame:
     """One camera frame: ``t_map_camera`` (4x4, optical frame: x right, y down, z forward) in
     ``map`` [m]; ``intrinsics`` (fx, fy, cx, cy) [px]; ``depth`` [m] (0 = no return);
-    ``instances`` ids (0 = none) with ``instance_kinds`` id -> a key of KIND_COLOURS."""
+    ``instances`` ids (0 = none) with ``instance_kinds`` id -> a key of KIND_COLOURS (ids it
+    does not name, such as walls and floors, are background; without it every id is an object)."""
 
     t_map_camera: NDArray[np.float64]
     intrinsics: tuple[float, float, float, float]
@@ -76,9 +78,9 @@ def known_window(states: NDArray[np.int8], margin: int = MAP_MARGIN) -> tuple[sl
 
 
 def occupancy_texture(states: NDArray[np.int8]) -> NDArray[np.uint8]:
-    """(H, W, 4) RGBA of grid cells (-1 unknown, 0 free, >= 50 occupied), row 0 = the
+    """(H, W, 3) RGB of grid cells (-1 unknown, 0 free, >= 50 occupied), row 0 = the
     *largest* y, as an image is stored."""
-    image = np.empty((*states.shape, 4), dtype=np.uint8)
+    image = np.empty((*states.shape, 3), dtype=np.uint8)
     image[:] = MAP_COLOURS["unknown"]
     image[states == 0] = MAP_COLOURS["free"]
     image[states >= 50] = MAP_COLOURS["occupied"]
@@ -94,7 +96,9 @@ def blueprint() -> rrb.Blueprint:
             rrb.Vertical(
                 rrb.Horizontal(
                     rrb.Spatial2DView(origin="world/camera", contents="world/camera/rgb", name="rgb"),
-                    rrb.Spatial2DView(origin="world/camera", contents="world/camera/instances", name="instances"),
+                    rrb.Spatial2DView(
+                        origin="world/camera", contents="world/camera/instances", name="instances"
+                    ),
                 ),
                 rrb.Spatial2DView(origin="world/camera", contents="world/camera/depth", name="depth"),
                 rrb.TextLogView(origin="decisions", name="decisions"),
@@ -120,7 +124,9 @@ class SearchLog:
             rr.Boxes3D(centers=[[0.0, 0.0, 0.5]], half_sizes=[[0.22, 0.22, 0.5]], labels=["robot"]),
             static=True,
         )
-        classes = [rr.AnnotationInfo(id=i + 1, label=k, color=c) for i, (k, c) in enumerate(KIND_COLOURS.items())]
+        classes = [
+            rr.AnnotationInfo(id=i + 1, label=k, color=c) for i, (k, c) in enumerate(KIND_COLOURS.items())
+        ]
         self.recording.log("world/camera/instances", rr.AnnotationContext(classes), static=True)
 
     @classmethod
@@ -168,7 +174,9 @@ class SearchLog:
                 translation=[x, y, 0.0], quaternion=rr.Quaternion(xyzw=[0, 0, math.sin(half), math.cos(half)])
             ),
         )
-        self.recording.log("world/robot/heading", rr.Arrows3D(origins=[[0.0, 0.0, 1.0]], vectors=[[0.5, 0.0, 0.0]]))
+        self.recording.log(
+            "world/robot/heading", rr.Arrows3D(origins=[[0.0, 0.0, 1.0]], vectors=[[0.5, 0.0, 0.0]])
+        )
         if not self._trajectory or math.dist(self._trajectory[-1][:2], (x, y)) > 0.02:
             self._trajectory.append((x, y, 0.02))
         self.recording.log("world/trajectory", rr.LineStrips3D([self._trajectory], radii=0.02))
@@ -185,7 +193,9 @@ class SearchLog:
             if node.layer == Layer.ROOM:
                 name, kind = "rooms", "room"
             elif node.layer == Layer.OBJECT:
-                name, kind = ("containers", "container") if node.kind == "container" else ("objects", "object")
+                name, kind = (
+                    ("containers", "container") if node.kind == "container" else ("objects", "object")
+                )
             else:
                 continue
             if node.id == target_id:
@@ -200,7 +210,9 @@ class SearchLog:
             centers.append(center)
             sizes.append([s / 2.0 for s in size])
             labels.append(node.category or node.id)
-            colours.append(STATE_COLOURS.get(node.state, KIND_COLOURS[kind]) if kind != "target" else KIND_COLOURS[kind])
+            colours.append(
+                STATE_COLOURS.get(node.state, KIND_COLOURS[kind]) if kind != "target" else KIND_COLOURS[kind]
+            )
         for name, (centers, half_sizes, labels, colours) in groups.items():
             self.recording.log(
                 f"world/graph/{name}",
@@ -209,7 +221,12 @@ class SearchLog:
         strips, colours = [], []
         for edge in graph.edges():
             a, b = graph.get(edge.source), graph.get(edge.target)
-            if a is None or b is None or Layer.ROOT in (a.layer, b.layer) or Layer.BUILDING in (a.layer, b.layer):
+            if (
+                a is None
+                or b is None
+                or Layer.ROOT in (a.layer, b.layer)
+                or Layer.BUILDING in (a.layer, b.layer)
+            ):
                 continue
             strips.append([list(a.position), list(b.position)])
             colours.append(EDGE_COLOURS[edge.kind])
@@ -239,7 +256,9 @@ class SearchLog:
         if frame.rgb is not None:
             self.recording.log("world/camera/rgb", rr.Image(frame.rgb).compress(jpeg_quality=JPEG_QUALITY))
         if frame.depth is not None:
-            self.recording.log("world/camera/depth", rr.DepthImage(frame.depth, meter=1.0))
+            depth = np.nan_to_num(frame.depth, nan=0.0, posinf=0.0, neginf=0.0) * DEPTH_UNITS_PER_M
+            millimetres = np.clip(depth, 0, np.iinfo(np.uint16).max).astype(np.uint16)
+            self.recording.log("world/camera/depth", rr.DepthImage(millimetres, meter=DEPTH_UNITS_PER_M))
         if frame.instances is not None:
             self.recording.log("world/camera/instances", rr.SegmentationImage(self._instance_classes(frame)))
 
@@ -249,10 +268,10 @@ class SearchLog:
         class_of = {kind: i + 1 for i, kind in enumerate(KIND_COLOURS)}
         ids = np.unique(frame.instances)
         lut = np.zeros(ids.shape, dtype=np.uint8)
-        kinds = frame.instance_kinds or {}
         for i, instance in enumerate(ids):
-            if instance != 0:
-                lut[i] = class_of[kinds.get(int(instance), "object")]
+            kind = "object" if frame.instance_kinds is None else frame.instance_kinds.get(int(instance))
+            if instance != 0 and kind is not None:
+                lut[i] = class_of[kind]
         return lut[np.searchsorted(ids, frame.instances)]
 
     def kind_of_category(self, category: str) -> str:

@@ -104,7 +104,9 @@ def start_viewer(
     deadline = time.monotonic() + timeout_s
     while not all(_listening(port) for port in wanted):
         if process.poll() is not None:
-            raise ViewerError(f"the rerun viewer exited with code {process.returncode} (ports {wanted} in use?)")
+            raise ViewerError(
+                f"the rerun viewer exited with code {process.returncode} (ports {wanted} in use?)"
+            )
         if time.monotonic() > deadline:
             stop_viewer(process)
             raise ViewerError(f"the rerun viewer did not listen on 127.0.0.1:{wanted} within {timeout_s} s")

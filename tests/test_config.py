@@ -10,6 +10,8 @@ from sg_search.config import ConfigError, default_params_file, from_params, load
 from sg_search.habitat.config import HabitatBridgeConfig
 from sg_search.perception.config import PerceptionConfig
 from sg_search.planning.config import FrontierPlannerConfig
+from sg_search.ros.live_view import LiveViewConfig
+from sg_search.ros.recorder import RecorderConfig
 from sg_search.reasoning import available_reasoners, create_reasoner
 from sg_search.reasoning.registry import reasoner_params_type, section_key
 from sg_search.scene_graph.config import SceneGraphServerConfig
@@ -26,6 +28,8 @@ NODE_CONFIGS = {
     "perception": PerceptionConfig,
     "hsr_driver": HsrDriverConfig,
     "embodied": EmbodiedParams,
+    "recorder": RecorderConfig,
+    "live_view": LiveViewConfig,
 }
 
 

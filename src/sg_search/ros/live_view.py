@@ -197,7 +197,9 @@ class LiveView(Node):
             if instances is not None and _stamp_s(instances) == stamp
             else None,
             instance_kinds={
-                i: self.log.kind_of_category(category) for i, category in self._instance_categories.items()
+                i: kind
+                for i, category in self._instance_categories.items()
+                if (kind := self.log.kind_of_category(category)) is not None
             },
         )
         self.log.set_time(stamp)

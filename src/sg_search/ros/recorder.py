@@ -38,8 +38,11 @@ class RecorderConfig:
     """See config/sg_search.yaml (``recorder``)."""
 
     output: str = "run.mcap"
-    topics: tuple[str, ...] = ("odom", "plan", "frontiers", "scene_graph/updates", "observations")
-    throttled_topics: tuple[str, ...] = ("rgb", "map")
+    topics: tuple[str, ...] = (
+        "/tf", "/tf_static", "odom", "plan", "frontiers", "scene_graph/updates",
+        "scene_graph/markers", "observations", "search/target",
+    )  # fmt: skip
+    throttled_topics: tuple[str, ...] = ("rgb", "depth", "camera_info", "map")
     throttle_period_s: float = 2.0
     discovery_period_s: float = 1.0
 

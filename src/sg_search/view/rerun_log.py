@@ -92,7 +92,12 @@ def blueprint() -> rrb.Blueprint:
     the decision log on the right."""
     return rrb.Blueprint(
         rrb.Horizontal(
-            rrb.Spatial3DView(origin="world", name="scene graph and map"),
+            # The depth image projected into 3D would hide the map; the 2D views show the images.
+            rrb.Spatial3DView(
+                origin="world",
+                contents=["+ world/**", "- world/camera/depth", "- world/camera/instances"],
+                name="scene graph and map",
+            ),
             rrb.Vertical(
                 rrb.Horizontal(
                     rrb.Spatial2DView(origin="world/camera", contents="world/camera/rgb", name="rgb"),
@@ -274,9 +279,10 @@ class SearchLog:
                 lut[i] = class_of[kind]
         return lut[np.searchsorted(ids, frame.instances)]
 
-    def kind_of_category(self, category: str) -> str:
-        """The kind (``container``/``object``) the graph gives ``category``; ``object`` if unseen."""
-        return self._kind_of_category.get(category, "object")
+    def kind_of_category(self, category: str) -> str | None:
+        """The kind (``container``/``object``) the last logged graph gives ``category``; None
+        where the graph holds no such node (walls, floors, what was not fused yet)."""
+        return self._kind_of_category.get(category)
 
     def target(self, node_id: str, position: Sequence[float], utility: float, reason: str) -> None:
         """The reasoner's current target in ``map`` [m]."""

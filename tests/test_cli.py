@@ -69,3 +69,37 @@ def test_sim_layout_writes_a_loadable_prior_and_a_picture(tmp_path: Path) -> Non
     assert (tmp_path / "Merom_1_int_seed2.png").stat().st_size > 10_000
     unknown = _run("sim", "layout", "--scene", "Nowhere_0_int", "--out", str(tmp_path))
     assert unknown.returncode == 2 and "unknown scene 'Nowhere_0_int'" in unknown.stderr
+
+
+def test_view_names_a_missing_recording(tmp_path: Path) -> None:
+    result = _run("view", str(tmp_path))
+    assert result.returncode == 2 and f"no recording at {tmp_path / 'run.rrd'}" in result.stderr
+
+
+def test_view_serves_a_recording_on_loopback_only(tmp_path: Path) -> None:
+    """``sg-search view --web`` in a private network namespace: the web viewer answers on
+    127.0.0.1, nothing listens on another address, and SIGTERM ends the viewer with it."""
+    from sg_search.view import SearchLog
+
+    log = SearchLog.to_file(tmp_path / "run.rrd")
+    log.set_time(0.0)
+    log.robot(0.0, 0.0, 0.0)
+    log.close()
+    root = Path(__file__).resolve().parents[1]
+    script = (
+        f"{SG_SEARCH} view {tmp_path} --web --port 19877 --web-port 19091 & pid=$!; "
+        "for i in $(seq 100); do curl -sf http://127.0.0.1:19091/ >/dev/null && break; sleep 0.2; done; "
+        "curl -sf http://127.0.0.1:19091/ | head -c 2000; echo; ss -ltnH; "
+        "kill -TERM $pid; wait $pid; echo exit=$?; sleep 0.5; ss -ltnH | wc -l"
+    )
+    result = subprocess.run(
+        [str(root / "scripts" / "private-network"), "bash", "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    out = result.stdout
+    assert "Rerun" in out, result.stderr[-2000:]
+    listening = [line.split()[3] for line in out.splitlines() if line.startswith("LISTEN")]
+    assert listening and all(a.startswith("127.0.0.1:") for a in listening), listening
+    assert "exit=0" in out and out.strip().endswith("0"), out[-500:]

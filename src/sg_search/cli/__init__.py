@@ -7,6 +7,7 @@ and the benchmarks work without a ROS installation.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -200,6 +201,7 @@ def _view(args: argparse.Namespace) -> int:
     if web:
         print(f"open {ports.web_url} (from another machine: ssh -L {ports.web}:127.0.0.1:{ports.web} "
               f"-L {ports.grpc}:127.0.0.1:{ports.grpc} <this host>)")  # fmt: skip
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM ends the viewer too
     try:
         return process.wait()
     except KeyboardInterrupt:

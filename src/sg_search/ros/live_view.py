@@ -1,8 +1,9 @@
 """live_view: the search as it happens, into Rerun (``run.rrd``, and a viewer when one is given).
 
 Topics (relative): ``map``, ``odom``, ``frontiers``, ``scene_graph/updates`` (a mirror of the
-graph), ``rgb``, ``depth``, ``instances``, ``camera_info``, ``instance_categories``,
-``search/target`` and the ``search`` action's feedback; TF ``map_frame`` <- camera.
+graph), ``rgb``, ``depth``, ``instances``, ``camera_info``, ``instance_categories`` and the
+``search`` action's feedback (the reasoner's target, utility, reason and top candidates);
+TF ``map_frame`` <- camera.
 Parameters: config/sg_search.yaml, ``live_view``.
 
 Callbacks only keep the newest message of each topic; a worker thread logs what is new every
@@ -22,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from geometry_msgs.msg import PointStamped
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, Image
@@ -61,7 +61,7 @@ def _stamp_s(msg: Any) -> float:
 
 
 class LiveView(Node):
-    """See the module docstring; ``frames_logged`` and ``log_ms_total`` count the worker's work."""
+    """See the module docstring."""
 
     def __init__(self, node_name: str = "live_view", **kwargs: object) -> None:
         super().__init__(node_name, **kwargs)  # type: ignore[arg-type]
@@ -73,8 +73,6 @@ class LiveView(Node):
         self._lock = threading.Lock()
         self._instance_categories: dict[int, str] = {}
         self._target = ""
-        self.frames_logged = 0
-        self.log_ms_total = 0.0
         self._graph_sequence = -1
         self._logged_at: dict[str, float] = {}
         keep = self._keep
@@ -85,7 +83,6 @@ class LiveView(Node):
             self.create_subscription(Image, name, lambda m, n=name: keep(n, m), SENSOR_QOS)
         self.create_subscription(CameraInfo, "camera_info", lambda m: keep("camera_info", m), SENSOR_QOS)
         self.create_subscription(String, "instance_categories", self._on_categories, LATCHED_QOS)
-        self.create_subscription(PointStamped, "search/target", lambda m: keep("target", m), 10)
         self.create_subscription(
             SearchObject.Impl.FeedbackMessage, "search/_action/feedback", self._on_feedback, 10
         )
@@ -139,13 +136,10 @@ class LiveView(Node):
                     self._latest.setdefault(name, latest.pop(name))
         if not latest:
             return
-        start = time.perf_counter()
         try:
             self._log(latest)
         except (ValueError, TransformError) as exc:
             self.get_logger().warn(f"live view: frame skipped: {exc}", throttle_duration_sec=10.0)
-        self.frames_logged += 1
-        self.log_ms_total += (time.perf_counter() - start) * 1e3
 
     def _log(self, latest: dict[str, Any]) -> None:
         log = self.log

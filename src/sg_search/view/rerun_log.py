@@ -129,7 +129,8 @@ class SearchLog:
             rr.Boxes3D(centers=[[0.0, 0.0, 0.5]], half_sizes=[[0.22, 0.22, 0.5]], labels=["robot"]),
             static=True,
         )
-        classes = [
+        classes = [rr.AnnotationInfo(id=0, label="background", color=(0, 0, 0, 255))]
+        classes += [
             rr.AnnotationInfo(id=i + 1, label=k, color=c) for i, (k, c) in enumerate(KIND_COLOURS.items())
         ]
         self.recording.log("world/camera/instances", rr.AnnotationContext(classes), static=True)

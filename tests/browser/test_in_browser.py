@@ -42,8 +42,9 @@ def _recorded_run(folder: Path) -> None:
     spec = GridSpec(0.05, 400, 300, -5.0, -5.0)
     states = np.full(spec.shape, -1, dtype=np.int8)
     states[20:280, 20:380] = 0
-    states[20:280, [20, 379]] = 100
-    states[[20, 279], 20:380] = 100
+    states[20:280, 20:30] = states[20:280, 370:380] = 100  # 0.5 m walls: visible from any view
+    states[20:30, 20:380] = states[270:280, 20:380] = 100
+    states[120:180, 250:310] = 100  # a 3 m x 3 m block
     path = [(-3.0 + 0.25 * i, -3.0 + 0.2 * i) for i in range(25)]
     log = SearchLog.to_file(folder / "run.rrd")
     rgb = np.zeros((120, 160, 3), np.uint8)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, Image
@@ -35,6 +34,7 @@ from sg_search.ros.conversions import grid_from_msg
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.params import declare_config
+from sg_search.ros.perception_node import instance_from_msg, rgb_from_msg, stamp_of
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import TransformError, create_transform_source
 from sg_search.view import CameraFrame, SearchLog
@@ -54,10 +54,6 @@ class LiveViewConfig:
     map_period_s: float = 2.0
     map_frame: str = "map"
     depth_scale: float = 0.001
-
-
-def _stamp_s(msg: Any) -> float:
-    return float(msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9)
 
 
 class LiveView(Node):
@@ -145,7 +141,7 @@ class LiveView(Node):
         log = self.log
         if "odom" in latest:
             odom = latest["odom"]
-            log.set_time(_stamp_s(odom))
+            log.set_time(stamp_of(odom))
             p, q = odom.pose.pose.position, odom.pose.pose.orientation
             log.robot(p.x, p.y, yaw_from_quat((q.x, q.y, q.z, q.w)))
         if "map" in latest:
@@ -177,7 +173,7 @@ class LiveView(Node):
 
     def _camera(self, latest: dict[str, Any]) -> None:
         depth_msg, info = latest["depth"], latest["camera_info"]
-        stamp = _stamp_s(depth_msg)
+        stamp = stamp_of(depth_msg)
         pose = self.tf.lookup(self.config.map_frame, depth_msg.header.frame_id, stamp)
         k = intrinsics_from_msg(info)
         rgb = latest.get("rgb")
@@ -186,9 +182,9 @@ class LiveView(Node):
             t_map_camera=pose.as_matrix(),
             intrinsics=(k.fx, k.fy, k.cx, k.cy),
             depth=depth_from_msg(depth_msg, self.config.depth_scale),
-            rgb=_rgb_from_msg(rgb) if rgb is not None and _stamp_s(rgb) == stamp else None,
-            instances=_ids_from_msg(instances)
-            if instances is not None and _stamp_s(instances) == stamp
+            rgb=rgb_from_msg(rgb) if rgb is not None and stamp_of(rgb) == stamp else None,
+            instances=instance_from_msg(instances)
+            if instances is not None and stamp_of(instances) == stamp
             else None,
             instance_kinds={
                 i: kind
@@ -206,18 +202,3 @@ class LiveView(Node):
         self.log_once()
         self.log.close()
         super().destroy_node()
-
-
-def _rgb_from_msg(msg: Image) -> np.ndarray:
-    if msg.encoding not in ("rgb8", "bgr8"):
-        raise ValueError(f"unsupported colour encoding {msg.encoding!r} (expected rgb8 or bgr8)")
-    rows = np.frombuffer(bytes(msg.data), dtype=np.uint8).reshape(msg.height, msg.step)
-    image = rows[:, : 3 * msg.width].reshape(msg.height, msg.width, 3)
-    return image[:, :, ::-1] if msg.encoding == "bgr8" else image
-
-
-def _ids_from_msg(msg: Image) -> np.ndarray:
-    if msg.encoding != "32SC1":
-        raise ValueError(f"unsupported instance encoding {msg.encoding!r} (expected 32SC1)")
-    rows = np.frombuffer(bytes(msg.data), dtype=np.uint8).reshape(msg.height, msg.step)
-    return rows[:, : 4 * msg.width].copy().view("<i4").reshape(msg.height, msg.width)

@@ -82,7 +82,26 @@ def choose_episode(options: DemoOptions) -> Episode:
 
 
 def run_demo(options: DemoOptions) -> int:
-    """Bring the stack up, search, write the run folder; exit code 0 on a find."""
+    """Bring the stack up, search, write the run folder; exit code 0 on a find. With
+    ``options.view`` a viewer watches; it stays open until Ctrl-C and ends with the demo."""
+    from sg_search.view.viewer import stop_viewer
+
+    viewer, viewer_url = _start_viewer() if options.view else (None, "")
+    try:
+        code = _search_and_report(options, viewer_url)
+        if viewer is not None:
+            print("[demo] the viewer stays open; Ctrl-C ends it")
+            viewer.wait()
+        return code
+    except KeyboardInterrupt:
+        print("[demo] interrupted")
+        return 130
+    finally:
+        if viewer is not None:
+            stop_viewer(viewer)
+
+
+def _search_and_report(options: DemoOptions, viewer_url: str) -> int:
     from sg_search.ros.affordance_executor import AffordanceExecutorNode
     from sg_search.ros.commands import run_search_goal, spinning
     from sg_search.ros.frontier_planner import FrontierPlanner
@@ -102,7 +121,6 @@ def run_demo(options: DemoOptions) -> int:
     print(f"[demo] {episode.scene}: find {episode.query!r} ({where})")
     print(f"[demo] run folder: {folder}")
     use_localhost_profile()
-    viewer, viewer_url = _start_viewer() if options.view else (None, "")
     params = options.params_file or default_params_file()
     rclpy.init(args=["sg-search", "--ros-args", "--params-file", str(params)])
     sim_time = Parameter("use_sim_time", value=True)
@@ -164,14 +182,6 @@ def run_demo(options: DemoOptions) -> int:
     print(f"[demo] report: {page}")
     print(f"[demo] recording: {folder / 'run.mcap'} (open in Foxglove)")
     print(f"[demo] 3D view: {folder / 'run.rrd'} (sg-search view {folder})")
-    if viewer is not None:
-        print("[demo] the viewer stays open; Ctrl-C ends it")
-        from sg_search.view.viewer import stop_viewer
-
-        try:
-            viewer.wait()
-        except KeyboardInterrupt:
-            stop_viewer(viewer)
     return code
 
 

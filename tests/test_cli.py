@@ -86,11 +86,11 @@ def test_view_serves_a_recording_on_loopback_only(tmp_path: Path) -> None:
     log.robot(0.0, 0.0, 0.0)
     log.close()
     root = Path(__file__).resolve().parents[1]
+    fetch = f"{sys.executable} -c 'import urllib.request as u; print(u.urlopen(\"http://127.0.0.1:19091/\").read()[:2000])'"
     script = (
         f"{SG_SEARCH} view {tmp_path} --web --port 19877 --web-port 19091 & pid=$!; "
-        "for i in $(seq 100); do curl -sf http://127.0.0.1:19091/ >/dev/null && break; sleep 0.2; done; "
-        "curl -sf http://127.0.0.1:19091/ | head -c 2000; echo; ss -ltnH; "
-        "kill -TERM $pid; wait $pid; echo exit=$?; sleep 0.5; ss -ltnH | wc -l"
+        f"for i in $(seq 100); do {fetch} >/dev/null 2>&1 && break; sleep 0.2; done; "
+        f"{fetch}; ss -ltnH; kill -TERM $pid; wait $pid; echo exit=$?; sleep 0.5; ss -ltnH | wc -l"
     )
     result = subprocess.run(
         [str(root / "scripts" / "private-network"), "bash", "-c", script],

@@ -28,6 +28,9 @@ from sg_search.search import SearchError
 
 pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml
 STOP_S = 2.0  # the base is at rest this soon after a node dies
+# A SIGKILLed process is gone once the kernel has torn it down; the simulator's (a GL context,
+# ~1 GB mapped, a dozen threads) took over 2 s on 2 busy cores. A bound, not a sleep.
+REAP_S = 30.0
 
 
 def _moving(odom: list[Odometry]) -> bool:
@@ -123,7 +126,7 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
         )
         procs[name].process.send_signal(signal.SIGKILL)
         killed = time.monotonic()
-        procs[name].process.wait(STOP_S)  # dead: no save can follow this read
+        procs[name].process.wait(REAP_S)  # dead: no save can follow this read
         saved = len(load_snapshot(snapshot).nodes()) if snapshot.exists() else 0  # at most 10 s old
         if name == "sim_bridge":  # the base itself is gone; its commander must stop too
             assert wait_for(lambda: _still(commands[-1]), STOP_S + 0.5), "the planner kept commanding"

@@ -12,12 +12,12 @@ from sg_search.perception.config import PerceptionConfig
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.reasoning import available_reasoners, create_reasoner
 from sg_search.reasoning.registry import reasoner_params_type, section_key
-from sg_search.ros.live_view import LiveViewConfig
 from sg_search.ros.recorder import RecorderConfig
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.skills.config import HsrDriverConfig
+from sg_search.view.config import LiveViewConfig
 
 NODE_CONFIGS = {
     "scene_graph_server": SceneGraphServerConfig,

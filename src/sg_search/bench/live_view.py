@@ -30,8 +30,15 @@ from sg_search.sim.bddl_scenes import load_house
 from sg_search.sim.episodes import make_episodes
 from sg_search.sim.layout import layout_house
 from sg_search.view import CameraFrame, SearchLog
+from sg_search.view.config import LiveViewConfig
 
-PERIODS_S = {"robot": 0.5, "graph": 0.5, "camera": 1.0, "map": 2.0}  # config/sg_search.yaml, live_view
+_DEFAULTS = LiveViewConfig()
+PERIODS_S = {  # how often the node logs each item [s]
+    "robot": _DEFAULTS.period_s,
+    "graph": _DEFAULTS.period_s,
+    "camera": _DEFAULTS.camera_period_s,
+    "map": _DEFAULTS.map_period_s,
+}
 
 
 def run(options: BenchOptions) -> BenchReport:

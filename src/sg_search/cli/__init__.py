@@ -188,19 +188,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _view(args: argparse.Namespace) -> int:
-    from sg_search.view.viewer import ViewerError, ViewerPorts, has_display, start_viewer, stop_viewer
+    from sg_search.view.viewer import ViewerError, ViewerPorts, open_viewer, stop_viewer
 
     recording = args.run / "run.rrd" if args.run.is_dir() else args.run
-    web = args.web or not has_display()
-    ports = ViewerPorts(args.port, args.web_port)
     try:
-        process = start_viewer(recording, web, ports)
+        process = open_viewer(recording, args.web, ViewerPorts(args.port, args.web_port))
     except ViewerError as exc:
         print(f"sg-search view: {exc}", file=sys.stderr)
         return 2
-    if web:
-        print(f"open {ports.web_url} (from another machine: ssh -L {ports.web}:127.0.0.1:{ports.web} "
-              f"-L {ports.grpc}:127.0.0.1:{ports.grpc} <this host>)")  # fmt: skip
     signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM ends the viewer too
     try:
         return process.wait()

@@ -188,13 +188,10 @@ def _search_and_report(options: DemoOptions, viewer_url: str) -> int:
 def _start_viewer() -> tuple[Any, str]:
     """A Rerun viewer on 127.0.0.1 (native with a display, else the web viewer) and the URL
     live_view streams to."""
-    from sg_search.view.viewer import ViewerPorts, has_display, start_viewer
+    from sg_search.view.viewer import ViewerPorts, open_viewer
 
     ports = ViewerPorts()
-    process = start_viewer(None, web=not has_display(), ports=ports)
-    if not has_display():
-        print(f"[demo] live view: open {ports.web_url}")
-    return process, ports.sdk_url
+    return open_viewer(None, web=False, ports=ports), ports.sdk_url
 
 
 class _NodeSet:

@@ -34,6 +34,12 @@ class GraphMirror:
         """True once a full graph has been received."""
         return self._synced
 
+    @property
+    def sequence(self) -> int:
+        """The sequence of the graph held (-1 before the first one): cheaper than a copy."""
+        with self._lock:
+            return self._graph.sequence if self._synced else -1
+
     def _on_update(self, msg: SceneGraphUpdate) -> None:
         try:
             update = update_from_msg(msg)

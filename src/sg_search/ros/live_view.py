@@ -18,7 +18,6 @@ import json
 import math
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,23 +36,12 @@ from sg_search.ros.params import declare_config
 from sg_search.ros.perception_node import instance_from_msg, rgb_from_msg, stamp_of
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import TransformError, create_transform_source
+from sg_search.scene_graph import SceneGraph
 from sg_search.view import CameraFrame, SearchLog
+from sg_search.view.config import LiveViewConfig
 
 AFFORDANCES = {1: "navigate to", 2: "open", 3: "inspect", 4: "close"}
 CAMERA_TOPICS = ["rgb", "depth", "instances", "camera_info"]
-
-
-@dataclass(frozen=True)
-class LiveViewConfig:
-    """See config/sg_search.yaml (``live_view``)."""
-
-    output: str = "run.rrd"
-    viewer_url: str = ""
-    period_s: float = 0.5
-    camera_period_s: float = 1.0
-    map_period_s: float = 2.0
-    map_frame: str = "map"
-    depth_scale: float = 0.001
 
 
 class LiveView(Node):
@@ -69,6 +57,7 @@ class LiveView(Node):
         self._lock = threading.Lock()
         self._instance_categories: dict[int, str] = {}
         self._target = ""
+        self._graph: SceneGraph | None = None  # the last one logged
         self._graph_sequence = -1
         self._logged_at: dict[str, float] = {}
         keep = self._keep
@@ -118,18 +107,14 @@ class LiveView(Node):
 
     def log_once(self) -> None:
         """Log what arrived since the last call (the worker calls this every ``period_s``);
-        the camera and the map wait for their own periods, keeping their newest message."""
+        the camera and the map stay in place until their own periods are due."""
         with self._lock:
-            latest, self._latest = self._latest, {}
-        held = []
-        if "depth" in latest and not self._due("camera", self.config.camera_period_s):
-            held += CAMERA_TOPICS
-        if "map" in latest and not self._due("map", self.config.map_period_s):
-            held.append("map")
-        with self._lock:  # held back for a later call, unless a newer message came meanwhile
-            for name in held:
-                if name in latest:
-                    self._latest.setdefault(name, latest.pop(name))
+            names = set(self._latest)
+            if "depth" in names and not self._due("camera", self.config.camera_period_s):
+                names -= set(CAMERA_TOPICS)
+            if "map" in names and not self._due("map", self.config.map_period_s):
+                names.discard("map")
+            latest = {name: self._latest.pop(name) for name in names}
         if not latest:
             return
         try:
@@ -149,27 +134,27 @@ class LiveView(Node):
             log.map(states, spec)
         if "frontiers" in latest:
             log.frontiers((f.goal.x, f.goal.y) for f in latest["frontiers"].frontiers)
-        for feedback in latest.get("feedback", []):
+        decisions = [f for f in latest.get("feedback", []) if f.phase == "reason" and f.target_node_id]
+        target = decisions[-1].target_node_id if decisions else self._target
+        if self.graph.sequence != self._graph_sequence or target != self._target:
+            graph = self.graph.copy()
+            if graph is not None:
+                self._graph, self._graph_sequence = graph, graph.sequence
+                log.graph(graph, target)
+        self._target = target
+        for feedback in decisions:
             self._decision(feedback)
-        graph = self.graph.copy()
-        if graph is not None and graph.sequence != self._graph_sequence:
-            self._graph_sequence = graph.sequence
-            log.graph(graph, self._target)
         if "depth" in latest and "camera_info" in latest:
             self._camera(latest)
 
     def _decision(self, feedback: Any) -> None:
-        if feedback.phase != "reason" or not feedback.target_node_id:
-            return
-        self._target = feedback.target_node_id
         top = "; ".join(
             f"{c.node_id} {AFFORDANCES.get(c.affordance, '?')} u={c.utility:.2f}" for c in feedback.candidates
         )
         self.log.decision(f"step {feedback.step}: {feedback.explanation} [top: {top}]")
-        graph = self.graph.copy()
-        node = graph.get(self._target) if graph is not None else None
+        node = self._graph.get(feedback.target_node_id) if self._graph is not None else None
         if node is not None:
-            self.log.target(self._target, node.position, feedback.utility, feedback.explanation)
+            self.log.target(node.id, node.position, feedback.utility, feedback.explanation)
 
     def _camera(self, latest: dict[str, Any]) -> None:
         depth_msg, info = latest["depth"], latest["camera_info"]

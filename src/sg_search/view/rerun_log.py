@@ -185,7 +185,7 @@ class SearchLog:
         )
         if not self._trajectory or math.dist(self._trajectory[-1][:2], (x, y)) > 0.02:
             self._trajectory.append((x, y, 0.02))
-        self.recording.log("world/trajectory", rr.LineStrips3D([self._trajectory], radii=0.02))
+            self.recording.log("world/trajectory", rr.LineStrips3D([self._trajectory], radii=0.02))
 
     def graph(self, graph: SceneGraph, target_id: str = "") -> None:
         """Rooms, containers and objects as labelled boxes; edges as line strips."""

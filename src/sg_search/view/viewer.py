@@ -114,6 +114,19 @@ def start_viewer(
     return process
 
 
+def open_viewer(
+    recording: Path | None, web: bool, ports: ViewerPorts = ViewerPorts()
+) -> subprocess.Popen[bytes]:
+    """:func:`start_viewer`, web where asked or where no window can open; prints the page to
+    open (and how to reach it from another machine) for a web viewer."""
+    web = web or not has_display()
+    process = start_viewer(recording, web, ports)
+    if web:
+        print(f"open {ports.web_url} (from another machine: ssh -L {ports.web}:127.0.0.1:{ports.web} "
+              f"-L {ports.grpc}:127.0.0.1:{ports.grpc} <this host>)")  # fmt: skip
+    return process
+
+
 def stop_viewer(process: subprocess.Popen[bytes], timeout_s: float = 10.0) -> None:
     """End a viewer from :func:`start_viewer` and everything it started."""
     for sig in (signal.SIGTERM, signal.SIGKILL):

@@ -158,3 +158,31 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
 
 def _still(command: Twist) -> bool:
     return math.hypot(command.linear.x, command.linear.y, command.angular.z) < 1e-6
+
+
+
+def test_a_sensing_node_that_stalls_is_not_taken_for_dead(start_node: Any, ros_node: Node, tmp_path: Path) -> None:
+    """perception stops (SIGSTOP) for longer than its liveliness lease, as a starved process
+    can on a loaded machine, and resumes: the reasoner waits ``revive_wait_s`` for it, and the
+    search goes on to the end of its budget instead of ending with "perception died"."""
+    procs = _start_stack(start_node, tmp_path / "graph.json")
+    odom: list[Odometry] = []
+    ros_node.create_subscription(
+        Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+    )
+    search = SearchClient(ros_node)
+    perception = AliveWatch(ros_node, "perception")
+    assert search.wait_until_ready(STARTUP_S), "no search action server"
+    assert wait_for(lambda: perception.alive, STARTUP_S)
+    assert search.start("find the unicorn", timeout_s=90.0)
+    assert wait_for(lambda: _navigating(search, odom), 120.0), "the robot never drove"
+    procs["perception"].process.send_signal(signal.SIGSTOP)
+    try:
+        assert wait_for(lambda: perception.lost, 10.0), "perception's liveliness never lapsed"
+        time.sleep(1.0)  # the stall outlasts the lapse: the reasoner has seen it too
+    finally:
+        procs["perception"].process.send_signal(signal.SIGCONT)
+    assert wait_for(lambda: perception.alive, 10.0), "perception did not come back"
+    assert search.wait(120.0), "the search did not end"
+    result = search.result()
+    assert result is not None and result.error_code == SearchError.TIMEOUT, result

@@ -9,8 +9,14 @@ import pytest
 from conftest import wait_for
 from rclpy.node import Node
 
-from sg_search.geometry import TransformError
-from sg_search.ros.tf import TfListener, create_transform_source
+from sg_search.geometry import Transform, TransformError
+from sg_search.ros.tf import (
+    STATIC_REPUBLISH_S,
+    TfBroadcaster,
+    TfListener,
+    create_transform_source,
+    transform_to_msg,
+)
 
 pytestmark = pytest.mark.ros
 
@@ -60,3 +66,18 @@ def test_pip_only_install_falls_back_to_own_listener(ros_node: Node) -> None:
         assert isinstance(create_transform_source(ros_node), TfListener)
     else:
         pytest.skip("tf2_ros present: the distro path is used")
+
+
+def test_static_transforms_are_re_sent_for_a_reader_that_missed_the_latched_sample(ros_node: Node) -> None:
+    """A VOLATILE reader never gets the latched sample; it stands for a late joiner Fast DDS
+    failed to serve (eProsima/Fast-DDS#3822) and must still get the transform by the re-send."""
+    from rclpy.qos import QoSProfile, ReliabilityPolicy
+    from tf2_msgs.msg import TFMessage
+
+    broadcaster = TfBroadcaster(ros_node)
+    broadcaster.send_static([transform_to_msg("map", "odom", 0.0, Transform())])
+    received: list[TFMessage] = []
+    volatile = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
+    ros_node.create_subscription(TFMessage, "/tf_static", received.append, volatile)
+    assert wait_for(lambda: bool(received), timeout=4 * STATIC_REPUBLISH_S)
+    assert [(t.header.frame_id, t.child_frame_id) for t in received[-1].transforms] == [("map", "odom")]

@@ -189,7 +189,7 @@ class RosWorld:
         """One ExecuteAffordance goal; cancelled with the search; fatal if the executor is gone
         or reports that a skill server is (UNAVAILABLE)."""
         client = self.executor
-        if dead := self.sensing.dead():
+        if self.sensing.dead() and (dead := self.sensing.wait_alive(self.config.revive_wait_s)):
             return _blind(dead)
         goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
         handle = wait_future(client.send_goal_async(goal), self.config.executor_wait_s + 5.0)
@@ -210,10 +210,10 @@ class RosWorld:
                     return ExecutionReport(
                         False, message="the affordance executor stopped answering", fatal=True
                     )
-                if dead := self.sensing.dead():  # stop the base now, not when the action ends
+                if lapsed := self.sensing.dead():  # stop the base now, not when the action ends
                     self.stop()
                     wait_future(future, 5.0)
-                    return _blind(dead)
+                    return self._lapse(lapsed)
                 if time.monotonic() > deadline:
                     self.stop()
                     return ExecutionReport(False, message=f"executor timed out on {candidate.node_id}")
@@ -230,6 +230,13 @@ class RosWorld:
             code=int(result.error_code),
             fatal=result.error_code == ExecuteAffordance.Result.UNAVAILABLE,
         )
+
+    def _lapse(self, lapsed: list[str]) -> ExecutionReport:
+        """Sensing nodes' liveliness lapsed: dead (fatal) if still lost after ``revive_wait_s``;
+        else they stalled (a starved process misses its lease) and the search goes on."""
+        if dead := self.sensing.wait_alive(self.config.revive_wait_s):
+            return _blind(dead)
+        return ExecutionReport(False, message=f"{', '.join(lapsed)} stalled and came back; action stopped")
 
     def stop(self) -> None:
         """Cancel the executor's goal in flight (the executor stops the base)."""

@@ -21,6 +21,10 @@ from tf2_msgs.msg import TFMessage
 from sg_search.geometry import Pose2D, Transform, TransformBuffer, TransformError, yaw_from_quat
 
 TF_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+# Fast DDS now and then fails to hand a TRANSIENT_LOCAL sample to a late-joining reader
+# (eProsima/Fast-DDS#3822; seen here: a live-view node never got map -> odom). Static
+# transforms are therefore re-sent at this period [s of the node's clock], as well as latched.
+STATIC_REPUBLISH_S = 2.0
 TF_STATIC_QOS = QoSProfile(
     depth=100, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
@@ -137,12 +141,18 @@ def create_transform_source(node: Node) -> TransformSource:
 
 
 class TfBroadcaster:
-    """Publishes dynamic (/tf) and static (/tf_static, latched) transforms."""
+    """Publishes dynamic (/tf) and static (/tf_static, latched and re-sent every
+    ``STATIC_REPUBLISH_S``) transforms."""
 
     def __init__(self, node: Node) -> None:
         self._tf = node.create_publisher(TFMessage, "/tf", TF_QOS)
         self._static = node.create_publisher(TFMessage, "/tf_static", TF_STATIC_QOS)
         self._static_sent: dict[str, Any] = {}
+        node.create_timer(STATIC_REPUBLISH_S, self._republish_static)
+
+    def _republish_static(self) -> None:
+        if self._static_sent:
+            self._static.publish(TFMessage(transforms=list(self._static_sent.values())))
 
     def send(self, transforms: Sequence[TransformStamped]) -> None:
         """Publish dynamic transforms."""
@@ -152,4 +162,4 @@ class TfBroadcaster:
         """Publish static transforms; all static transforms sent so far go out together (latched)."""
         for t in transforms:
             self._static_sent[t.child_frame_id] = t
-        self._static.publish(TFMessage(transforms=list(self._static_sent.values())))
+        self._republish_static()

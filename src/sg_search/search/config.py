@@ -34,6 +34,7 @@ class ReasonerNodeConfig:
     executor_wait_s: float = 0.5
     execute_timeout_s: float = 300.0
     graph_wait_s: float = 5.0
+    revive_wait_s: float = 5.0
     sensing_nodes: tuple[str, ...] = ("perception", "scene_graph_server", "sim_bridge")
     llm_fallback: str = "scout"
     llm_base_url: str = ""

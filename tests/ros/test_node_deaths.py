@@ -160,8 +160,9 @@ def _still(command: Twist) -> bool:
     return math.hypot(command.linear.x, command.linear.y, command.angular.z) < 1e-6
 
 
-
-def test_a_sensing_node_that_stalls_is_not_taken_for_dead(start_node: Any, ros_node: Node, tmp_path: Path) -> None:
+def test_a_sensing_node_that_stalls_is_not_taken_for_dead(
+    start_node: Any, ros_node: Node, tmp_path: Path
+) -> None:
     """perception stops (SIGSTOP) for longer than its liveliness lease, as a starved process
     can on a loaded machine, and resumes: the reasoner waits ``revive_wait_s`` for it, and the
     search goes on to the end of its budget instead of ending with "perception died"."""

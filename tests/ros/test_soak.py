@@ -23,7 +23,8 @@ def test_five_searches_in_a_row_end_within_budget_and_leak_no_threads_or_descrip
         rows
     )  # the bed, in the start room
     outcomes = [(r["status"], SearchError(r["error_code"]).name, round(r["wall_s"], 1)) for r in rows]
-    assert all(r["error_code"] == SearchError.TIMEOUT for r in rows[1::2]), outcomes  # the unicorn: its budget
+    # the unicorn: its budget
+    assert all(r["error_code"] == SearchError.TIMEOUT for r in rows[1::2]), outcomes
     for name in STACK:  # rclpy's executor starts its EXECUTOR_THREADS workers on demand, not per search
         threads = [r["nodes"][name]["threads"] for r in rows]
         fds = [r["nodes"][name]["fds"] for r in rows]

@@ -3,7 +3,8 @@
 ``rgb`` (rgb8), ``depth`` (32FC1 metres, 0 = no return), ``instances`` (32SC1 ids, 0 = none),
 ``camera_info``, ``odom``, ``/clock`` and TF map -> odom -> base -> camera optical frame, all
 stamped with the simulated time. map -> odom is the identity (a simulator's odometry does not
-drift) and goes out on ``/tf_static`` (latched, and re-sent: see ``ros.tf``); on a robot, localisation publishes it on ``/tf``.
+drift) and goes out on ``/tf_static`` (latched, and re-sent: see ``ros.tf``); on a robot,
+localisation publishes it on ``/tf``.
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ from sg_search.llm.prompts import PROMPT_DIR
 
 EXPECTED = {
     "distill_system", "distill_holders", "distill_rooms", "distill_categories", "distill_objects",
-    "distill_containment", "distill_cooccurrence", "repair_json", "sgnav_subgraphs", "sgnav_edges",
+    "distill_containment", "distill_cooccurrence", "distill_holder_types", "distill_holder_objects",
+    "repair_json", "sgnav_subgraphs", "sgnav_edges",
     "msgnav_kss", "msgnav_find", "msgnav_frontier", "msgnav_verify", "sgrwr_reasoner", "sgrwr_retriever",
     "sgrwr_debug", "sgrwr_no_assume", "sgrwr_format", "sgrwr_search_task", "sgrwr_question_task",
     "navgpt_system", "navgpt_step", "navgpt_invalid", "moma_llm", "godhs_rooms", "godhs_carriers",

@@ -13,8 +13,18 @@ from sg_search.llm import ChatClient, LlmConfig, LlmError, LlmOffline
 from sg_search.reasoning.knowledge.datasets import build_datasets, load_answers, read_jsonl
 from sg_search.reasoning.knowledge.distill import distill
 
+HOLDER_TYPES = {
+    "fridge": {"rooms": {"kitchen": 0.9}, "synonyms": ["Refrigerators"]},
+    "sock drawer": {"rooms": {"bedroom": 0.9}, "synonyms": ["underwear drawer"], "kind_of": "shelf"},
+    "shelf": {"rooms": {}},  # no room: left out
+}
+
 
 def answer(prompt: str) -> str:
+    if prompt.startswith("List furniture, fixtures"):
+        return json.dumps({"holder_types": HOLDER_TYPES})
+    if prompt.startswith("List objects typically kept"):
+        return json.dumps({"objects": ["tights"] if "sock drawer" in prompt else ["milk"]})
     if prompt.startswith("List furniture"):
         return json.dumps({"holders": ["Fridges", "shelf", "bottom_cabinet"]})
     if prompt.startswith("List the room types"):
@@ -43,8 +53,9 @@ def test_pipeline_writes_answers_that_build_datasets_and_reruns_from_cache(tmp_p
         client = ChatClient(config(server.base_url, tmp_path / "cache"))
         counts = distill(client, out)
         calls = len(server.requests)
-        assert calls == 2 + 2 * (1 + 1 + 2) == client.counters.calls  # P0, P1, then per room P2, P3, P4, P5
-        assert counts == {"rooms": 2, "categories": 2, "objects": 3}
+        # P0, P1, then per room P2, P3, P4, P5; then P6 and P7 per holder type with rooms
+        assert calls == 2 + 2 * (1 + 1 + 2) + 1 + 2 == client.counters.calls
+        assert counts == {"holder_types": 2, "rooms": 2, "categories": 2, "objects": 3}
         assert all(r["response_format"] == {"type": "json_object"} for r in server.requests)
 
         again = ChatClient(config(server.base_url, tmp_path / "cache"))
@@ -55,11 +66,23 @@ def test_pipeline_writes_answers_that_build_datasets_and_reruns_from_cache(tmp_p
         "bottom cabinet",
         "fridge",
         "shelf",
+        "sock drawer",  # P6's, after P0's
     ]
     assert answers.rooms_of["frying pan"] == {"kitchen": 0.9}  # normalised; below 0.05 and unknown dropped
-    assert answers.holders_of["sock"] == {"bottom cabinet": 0.8, "shelf": 1.0}  # clipped; non-numbers dropped
+    # clipped; non-numbers dropped; the P6 variant of shelf inherits its score
+    assert answers.holders_of["sock"] == {"bottom cabinet": 0.8, "shelf": 1.0, "sock drawer": 1.0}
     assert "model 'scripted'" in out.read_text()
+    assert answers.holder_types["sock drawer"].kind_of == "shelf"
+    assert answers.holder_types["fridge"].synonyms == ("refrigerator",)
+    # the variant inherits shelf's score for socks (their rooms agree) and P7's tights at 1.0
+    assert answers.holders_of["sock"]["sock drawer"] == 1.0 and answers.holders_of["tight"] == {
+        "sock drawer": 1.0
+    }
+    assert "kitchen" not in answers.rooms_of["tight"] and answers.rooms_of["tight"] == {"bedroom": 0.9}
     build_datasets(out, tmp_path / "data")
+    _, cooccurrence = read_jsonl(tmp_path / "data" / "cooccurrence.jsonl")
+    milk = {(p.a, p.score) for p in cooccurrence if p.b == "milk"}
+    assert {("fridge", 1.0), ("refrigerator", 1.0)} <= milk  # every pair under each name
     _, pairs = read_jsonl(tmp_path / "data" / "containment.jsonl")
     assert {(p.a, p.b, p.score) for p in pairs if p.b == "saucepan"} == {
         ("kitchen", "saucepan", 0.9),
@@ -76,7 +99,7 @@ def test_an_interrupted_run_resumes_without_asking_again(tmp_path: Path) -> None
         server.requests.clear()
         client = ChatClient(config(server.base_url, tmp_path / "cache"))
         distill(client, tmp_path / "a.yaml")
-        assert client.counters.cache_hits == 4 and len(server.requests) == 10 - 4
+        assert client.counters.cache_hits == 4 and len(server.requests) == 13 - 4
 
 
 def test_non_json_answers_get_one_repair_prompt_then_a_clear_error(tmp_path: Path) -> None:

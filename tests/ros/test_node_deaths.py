@@ -33,6 +33,15 @@ STOP_S = 2.0  # the base is at rest this soon after a node dies
 REAP_S = 30.0
 
 
+def _odometry(ros_node: Node) -> list[Odometry]:
+    """Every odometry message from now on (the newest last)."""
+    odom: list[Odometry] = []
+    ros_node.create_subscription(
+        Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+    )
+    return odom
+
+
 def _moving(odom: list[Odometry]) -> bool:
     twist = odom[-1].twist.twist if odom else None
     return twist is not None and math.hypot(twist.linear.x, twist.angular.z) > 1e-6
@@ -47,10 +56,7 @@ def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
     start_node: Any, ros_node: Node, tmp_path: Path
 ) -> None:
     procs = _start_stack(start_node, tmp_path / "graph.json")
-    odom: list[Odometry] = []
-    ros_node.create_subscription(
-        Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
-    )
+    odom = _odometry(ros_node)
     search = SearchClient(ros_node)
     executor = AliveWatch(ros_node, "affordance_executor")
     assert search.wait_until_ready(STARTUP_S), "no search action server"
@@ -167,10 +173,7 @@ def test_a_sensing_node_that_stalls_is_not_taken_for_dead(
     can on a loaded machine, and resumes: the reasoner waits ``revive_wait_s`` for it, and the
     search goes on to the end of its budget instead of ending with "perception died"."""
     procs = _start_stack(start_node, tmp_path / "graph.json")
-    odom: list[Odometry] = []
-    ros_node.create_subscription(
-        Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
-    )
+    odom = _odometry(ros_node)
     search = SearchClient(ros_node)
     perception = AliveWatch(ros_node, "perception")
     assert search.wait_until_ready(STARTUP_S), "no search action server"

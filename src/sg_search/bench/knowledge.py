@@ -9,6 +9,9 @@ For every distinct (object, container, room type) of the typical tier in activit
 Top-1 and top-3 accuracy for the learned knowledge, for SBERT cosine similarity, and for a
 frequency baseline counted on activity half A (how often a category holds something in
 that room type; how often a room type is named), so no method sees the test answers.
+
+Then the same methods on the independent placements of :mod:`.knowledge_independent`
+(summary keys ``independent/...``).
 """
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from sg_search.bench import knowledge_independent
 from sg_search.bench.harness import BenchOptions, BenchReport
+from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
+from sg_search.reasoning.knowledge.names import knowledge_text
 from sg_search.sim.bddl_scenes import load_house, scene_names
 from sg_search.sim.episodes import activity_half
 from sg_search.sim.placements import all_placements, categories_by_synset, synset_words
@@ -99,4 +105,14 @@ def run(options: BenchOptions) -> BenchReport:
         for k, top in enumerate((1, 3)):
             summary[f"{name}/container_top{top}"] = container_hits[k] / n
             summary[f"{name}/room_top{top}"] = room_hits[k] / n
-    return BenchReport("knowledge", options, summary, rows)
+    all_holds = Counter(
+        (knowledge_text(c), p.room_type) for p in placements for c in covers[p.container_synset]
+    )
+    independent, independent_rows = knowledge_independent.evaluate(
+        knowledge_independent.load_placements(knowledge_independent.default_placements_path()),
+        load_answers(default_data_dir() / "llm_answers.yaml"),
+        methods,
+        (all_holds, Counter(p.room_type for p in placements)),
+    )
+    summary.update(independent)
+    return BenchReport("knowledge", options, summary, rows + independent_rows)

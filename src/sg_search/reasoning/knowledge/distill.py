@@ -142,11 +142,12 @@ def _holder_types(client: ChatClient, holders: list[str], rooms: list[str]) -> d
     raw = answer.get("holder_types")
     if not isinstance(raw, dict):
         raise LlmError(f"P6: expected a mapping under 'holder_types', got {raw!r:.120}")
-    entries = {h: raw.get(h) for h in holders} | {knowledge_text(str(k)): v for k, v in raw.items()}
+    entries: dict[str, dict[str, Any]] = {h: {} for h in holders}
+    entries.update({knowledge_text(str(k)): v if isinstance(v, dict) else {} for k, v in raw.items()})
     out: dict[str, dict[str, Any]] = {}
     taken = set(entries)
     for name in sorted(entries, key=lambda h: (h not in holders, h)):
-        entry = entries[name] if isinstance(entries[name], dict) else {}
+        entry = entries[name]
         where = f"P6 {name}"
         scores = _scores(entry, "rooms", rooms, where) if isinstance(entry.get("rooms"), dict) else {}
         if not name or not scores:

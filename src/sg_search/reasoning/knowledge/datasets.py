@@ -8,9 +8,9 @@ holder scores per category) to two JSONL files of labelled pairs.
   the object's best holder score (the best place is a "yes", 1.0, as in the paper's yes/no
   co-occurrence labels; the rest keep their ratio to it).
 
-Holder types (P6/P7, optional ``holder_types`` of the answers): each further holder is a kind of
-one of P0's (``kind_of``) and takes that holder's score for an object scaled by how well their
-rooms agree (:func:`room_agreement`: a kitchen drawer does not inherit the socks of a bedroom's
+Holder types (P6/P7, optional ``holder_types`` of the answers): a further holder that is a
+variant of one of P0's (``kind_of``) takes that holder's score for an object scaled by how well
+their rooms agree (:func:`room_agreement`: a kitchen drawer does not inherit the socks of a bedroom's
 drawers); the objects P7 lists for it score 1.0. Every pair is repeated under each synonym of
 its holder, so that "refrigerator" and "fridge" learn the same scores.
 

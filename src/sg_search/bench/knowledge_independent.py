@@ -73,15 +73,20 @@ def evaluate(
     unknown = sorted({room for _, _, room in placements} - set(rooms))
     if unknown:
         raise KnowledgeDataError(f"placements name room types the answers lack: {unknown}")
-    summary: dict[str, float] = {"independent/placements": float(len(placements))}
+    summary: dict[str, float] = {
+        "independent/placements": float(len(placements)),
+        "independent/candidates_mean": float(
+            np.mean([1 + len(set(present.get(r, [])) - {canonical.get(h, h)}) for _, h, r in placements])
+        )
+        if placements
+        else 0.0,
+    }
     rows: list[dict[str, Any]] = []
     for name in [*methods, "frequency"]:
         hits = np.zeros(4)
-        candidates_seen = []
         for obj, holder, room in placements:
             truth = canonical.get(holder, holder)
             options = [holder, *(h for h in present.get(room, []) if h != truth)]
-            candidates_seen.append(len(options))
             if name == "frequency":
                 h_scores = np.array([holds[(canonical.get(h, h), room)] for h in options], dtype=np.float64)
                 r_scores = np.array([named[r] for r in rooms], dtype=np.float64)
@@ -107,7 +112,6 @@ def evaluate(
         n = max(len(placements), 1)
         for key, value in zip(("holder_top1", "holder_top3", "room_top1", "room_top3"), hits, strict=True):
             summary[f"independent/{name}/{key}"] = float(value) / n
-        summary["independent/candidates_mean"] = float(np.mean(candidates_seen)) if candidates_seen else 0.0
     return summary, rows
 
 

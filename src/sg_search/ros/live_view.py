@@ -58,7 +58,6 @@ class LiveView(Node):
         self._instance_categories: dict[int, str] = {}
         self._target = ""
         self._graph: SceneGraph | None = None  # the last one logged
-        self._graph_sequence = -1
         self._logged_at: dict[str, float] = {}
         keep = self._keep
         self.create_subscription(OccupancyGrid, "map", lambda m: keep("map", m), LATCHED_QOS)
@@ -136,10 +135,11 @@ class LiveView(Node):
             log.frontiers((f.goal.x, f.goal.y) for f in latest["frontiers"].frontiers)
         decisions = [f for f in latest.get("feedback", []) if f.phase == "reason" and f.target_node_id]
         target = decisions[-1].target_node_id if decisions else self._target
-        if self.graph.sequence != self._graph_sequence or target != self._target:
+        logged = self._graph.sequence if self._graph is not None else -1
+        if self.graph.sequence != logged or target != self._target:
             graph = self.graph.copy()
             if graph is not None:
-                self._graph, self._graph_sequence = graph, graph.sequence
+                self._graph = graph
                 log.graph(graph, target)
         self._target = target
         for feedback in decisions:

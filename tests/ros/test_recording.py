@@ -9,8 +9,11 @@ import time
 from typing import Any
 
 import pytest
+from nav_msgs.msg import OccupancyGrid
 from rclpy.node import Node
 from sg_search_interfaces.msg import ObjectObservationArray
+
+from sg_search.ros.qos import LATCHED_QOS
 
 pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]
 
@@ -57,12 +60,21 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     got: list[ObjectObservationArray] = []
+    known_maps: list[OccupancyGrid] = []
     node.create_subscription(ObjectObservationArray, "observations", got.append, 10)
+
+    def keep_known(msg: OccupancyGrid) -> None:
+        if max(msg.data, default=-1) >= 0:
+            known_maps.append(msg)
+
+    node.create_subscription(OccupancyGrid, "map", keep_known, LATCHED_QOS)
     try:
+        # the fusions and a map with known cells (an all-unknown map is not drawn); under load
+        # the planner may integrate its first depth frame well after perception fused three
         deadline = time.monotonic() + 120.0
-        while len(got) < 3 and time.monotonic() < deadline:
+        while (len(got) < 3 or not known_maps) and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.1)
-        end = time.monotonic() + 4.0  # markers and a few more frames after the first fusions
+        end = time.monotonic() + 4.0  # markers, a map period and a few more frames after that
         while time.monotonic() < end:
             executor.spin_once(timeout_sec=0.1)
     finally:
@@ -70,6 +82,7 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         node.destroy_node()
         rclpy.shutdown(context=context)
     assert len(got) >= 3, f"no fused instances from the simulated camera: {logs['perception']}"
+    assert known_maps, f"the planner never published a map with known cells: {logs['frontier_planner']}"
     return {"folder": folder, "logs": logs}
 
 

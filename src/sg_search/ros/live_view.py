@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, Image
@@ -60,7 +61,7 @@ class LiveView(Node):
         self._graph: SceneGraph | None = None  # the last one logged
         self._logged_at: dict[str, float] = {}
         keep = self._keep
-        self.create_subscription(OccupancyGrid, "map", lambda m: keep("map", m), LATCHED_QOS)
+        self.create_subscription(OccupancyGrid, "map", self._on_map, LATCHED_QOS)
         self.create_subscription(Odometry, "odom", lambda m: keep("odom", m), 10)
         self.create_subscription(FrontierArray, "frontiers", lambda m: keep("frontiers", m), 10)
         for name in ("rgb", "depth", "instances"):
@@ -79,6 +80,12 @@ class LiveView(Node):
     def _keep(self, name: str, msg: Any) -> None:
         with self._lock:
             self._latest[name] = msg
+
+    def _on_map(self, msg: OccupancyGrid) -> None:
+        """Keep a map with known cells; an all-unknown one draws nothing and must not use up
+        the map's period (the first known map would then wait ``map_period_s`` more)."""
+        if len(msg.data) and np.frombuffer(msg.data, dtype=np.int8).max() >= 0:
+            self._keep("map", msg)
 
     def _on_categories(self, msg: String) -> None:
         try:

@@ -19,6 +19,7 @@ from conftest import episode_params
 from sg_search.bench.symbolic import run_episode
 from sg_search.llm import ChatClient, LlmConfig
 from sg_search.reasoning.llm import forms
+from sg_search.reasoning.llm.msgnav import find_form
 from sg_search.reasoning.llm.navgpt import step_form
 from sg_search.reasoning.llm.sgrwr import reasoner_form
 from sg_search.sim.episodes import make_episodes
@@ -84,6 +85,40 @@ def test_an_enum_in_a_json_schema_is_always_honoured(model: str, request: pytest
         assert set(answer) == {"id", "reason"} and answer["id"] in ids, (ids, text)
         assert len(answer["reason"]) <= forms.REASON_CHARS
         assert reply["choices"][0]["finish_reason"] == "stop", text
+
+
+@pytest.mark.parametrize("model", ["local_model", "gemma_model"])
+def test_msgnav_chooses_a_listed_object_or_none_never_an_object_without_id(
+    model: str, request: pytest.FixtureRequest
+) -> None:
+    """The find-target form is a choice of two shapes (anyOf): "object" with an id not tried
+    before, or "none" without one; Gemma answered "object" with an empty id under the old
+    single-shape form, which MSGNav's rule refused and left to the fallback."""
+    base_url = request.getfixturevalue(model)
+    rng = random.Random(11)
+    for _ in range(6):
+        ids = _ids(rng)
+        allowed = ids[1:]  # the first was chosen before
+        reply = post(
+            base_url,
+            {
+                "messages": _question(rng, ids),
+                "max_tokens": 256,  # the longest answer the form allows is < 256 characters
+                "response_format": {
+                    "type": "json_schema",
+                    "json_schema": {"name": "a", "schema": find_form(allowed)},
+                },
+            },
+        )
+        text = reply["choices"][0]["message"]["content"]
+        answer = json.loads(text)
+        assert reply["choices"][0]["finish_reason"] == "stop", text
+        if answer["decision"] == "object":
+            assert (
+                set(answer) == {"decision", "id", "reason", "new_categories"} and answer["id"] in allowed
+            ), text
+        else:
+            assert set(answer) == {"decision", "reason", "new_categories"}, text
 
 
 def test_text_protocols_follow_their_regex(local_model: str) -> None:

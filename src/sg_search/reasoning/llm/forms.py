@@ -39,6 +39,12 @@ def json_object(properties: dict[str, Any], required: Sequence[str] | None = Non
     }
 
 
+def either(*alternatives: dict[str, Any]) -> dict[str, Any]:
+    """An answer of one of these forms (``anyOf``): e.g. an object choice with its id, or
+    "none" without one, so that a constrained model cannot choose an object and name none."""
+    return {"anyOf": list(alternatives)}
+
+
 def array(items: dict[str, Any], min_items: int, max_items: int) -> dict[str, Any]:
     """A list of ``min_items`` to ``max_items`` entries."""
     return {"type": "array", "items": items, "minItems": min_items, "maxItems": max_items}

@@ -143,23 +143,8 @@ class MsgNavReasoner(LlmReasoner):
                     return f"id {chosen!r} was chosen or rejected before; choose another or none"
             return None
 
-        allowed = sorted(ids - forbidden)
-        names = forms.array(forms.text(30), 0, 3)
-        if allowed:
-            schema = forms.json_object(
-                {
-                    "decision": forms.one_of(["object", "none"]),
-                    "id": forms.one_of([*allowed, ""]),
-                    "reason": forms.text(),
-                    "new_categories": names,
-                }
-            )
-        else:  # every listed object was tried: only "none" is left
-            schema = forms.json_object(
-                {"decision": forms.one_of(["none"]), "reason": forms.text(), "new_categories": names}
-            )
         message = user_message(prompt, frames, self.client.config.image_max_side)
-        answer = self.client.complete_json([message], schema=schema, check=check)
+        answer = self.client.complete_json([message], schema=find_form(sorted(ids - forbidden)), check=check)
         proposed = answer.get("new_categories")
         for name in proposed if isinstance(proposed, list) else []:
             if isinstance(name, str) and name.strip() and name.strip().lower() not in self.vocabulary:
@@ -245,6 +230,19 @@ class MsgNavReasoner(LlmReasoner):
         schema = forms.json_object({"answer": forms.one_of(["yes", "no"])})
         answer = self.client.complete_json([message], schema=schema, check=check)
         return str(answer["answer"]).strip().lower() == "yes"
+
+
+def find_form(allowed: Sequence[str]) -> dict[str, Any]:
+    """The find-target answer: an object with one of the ``allowed`` ids (listed, not chosen or
+    rejected before), or "none" without an id; only "none" when nothing is allowed."""
+    names = forms.array(forms.text(30), 0, 3)
+    none = forms.json_object(
+        {"decision": forms.one_of(["none"]), "reason": forms.text(), "new_categories": names}
+    )
+    if not allowed:
+        return none
+    choice = {"decision": forms.one_of(["object"]), "id": forms.one_of(allowed)}
+    return forms.either(forms.json_object({**choice, "reason": forms.text(), "new_categories": names}), none)
 
 
 def _pair_frames(key: list[SceneNode], images: Mapping[int, Any], limit: int) -> list[np.ndarray]:

@@ -70,7 +70,9 @@ def test_a_discrete_base_goes_round_the_wall_in_habitat_actions() -> None:
         )
 
 
-def test_a_wall_the_map_does_not_know_blocks_and_the_navigator_replans() -> None:
+def _unseen_wall() -> tuple[np.ndarray, np.ndarray, list[Pose2D], type[GridActuator]]:
+    """The wall map (truth), a map that has not seen the wall (known), and an actuator whose
+    bumper reveals the truth within 0.5 m (like the simulated robot's)."""
     truth = _wall_map()
     known = np.full(SPEC.shape, FREE, dtype=np.int8)  # the map has not seen the wall yet
     known[truth == OCCUPIED] = FREE
@@ -88,6 +90,11 @@ def test_a_wall_the_map_does_not_know_blocks_and_the_navigator_replans() -> None
                 known[window] = truth[window]
             return moved
 
+    return truth, known, blocked, BumperActuator
+
+
+def test_a_wall_the_map_does_not_know_blocks_and_the_navigator_replans() -> None:
+    truth, known, blocked, BumperActuator = _unseen_wall()
     actuator = BumperActuator(truth, (2.0, 2.0, 0.0))
     patient = NavigatorParams(PARAMS.planners, timeout_s=600.0)  # simulated seconds; bumps cost time
     result = Navigator(SPEC, lambda: known, patient).navigate(
@@ -96,6 +103,21 @@ def test_a_wall_the_map_does_not_know_blocks_and_the_navigator_replans() -> None
     assert blocked, "the straight line through the unseen wall was never tried"
     assert result.success, result.message
     assert math.dist(actuator.pose()[:2], (8.0, 2.0)) <= 0.3
+
+
+def test_a_goal_that_turns_out_far_is_given_up_not_driven_to() -> None:
+    """The wall found on the way makes the way 6 m -> ~17 m: with detour_factor 2 (+ 2 m) the
+    navigation ends NO_VALID_PATH at the wall instead of driving round it."""
+    truth, known, blocked, BumperActuator = _unseen_wall()
+    actuator = BumperActuator(truth, (2.0, 2.0, 0.0))
+    params = NavigatorParams(PARAMS.planners, timeout_s=600.0, detour_factor=2.0, detour_slack_m=2.0)
+    result = Navigator(SPEC, lambda: known, params).navigate(
+        DiscreteBase(actuator, PARAMS.follower), (8.0, 2.0), 0.3
+    )
+    assert blocked and result.code == NavError.NO_VALID_PATH and "detour" in result.message, result
+    # the bumper reveals the wall 0.5 m at a time, so the way grows as the robot feels along it;
+    # it gives up on this side of the wall, long before the ~17 m way round it is driven
+    assert result.path_length < 12.0 and actuator.pose()[0] < 5.0, (result, actuator.pose())
 
 
 def test_no_path_cancel_and_timeout_end_with_their_codes() -> None:

@@ -46,6 +46,8 @@ class FrontierPlannerConfig:
     max_recoveries: int = 3
     navigate_timeout_s: float = 120.0
     replan_period_s: float = 5.0
+    detour_factor: float = 2.0
+    detour_slack_m: float = 2.0
     approach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
     tf_timeout_s: float = 0.2
     goal_sender: str = "affordance_executor"
@@ -81,7 +83,12 @@ class FrontierPlannerConfig:
     def navigator(self) -> NavigatorParams:
         """The navigator: clearances, controller, limits."""
         return NavigatorParams(
-            self.planners(), self.follower(), self.navigate_timeout_s, self.replan_period_s
+            self.planners(),
+            self.follower(),
+            self.navigate_timeout_s,
+            self.replan_period_s,
+            detour_factor=self.detour_factor,
+            detour_slack_m=self.detour_slack_m,
         )
 
     def follower(self) -> FollowerParams:

@@ -8,7 +8,10 @@ which quantises the same velocity commands into Habitat's actions. Poses are (x,
 Planning tries the clearances of ``NavigatorParams.planners`` safest first (a narrow door is
 passed with less margin only when the safer plan reaches nothing). A plan is renewed every
 ``replan_period_s`` (the map grows while driving), after a recovery, after a blocked move
-and after a pose jump (localisation reset).
+and after a pose jump (localisation reset). A navigation whose way (driven + still planned)
+grows beyond ``detour_factor`` times its shortest plan plus ``detour_slack_m`` ends with
+NO_VALID_PATH: the map has shown the goal to be much farther than it looked when it was chosen,
+so the caller chooses again (another viewpoint, another frontier) instead of driving the detour.
 """
 
 from __future__ import annotations
@@ -50,12 +53,18 @@ class NavigatorParams:
     timeout_s: float = 120.0
     replan_period_s: float = 5.0
     pose_jump_m: float = 1.0
+    detour_factor: float = 0.0
+    detour_slack_m: float = 2.0
 
     def __post_init__(self) -> None:
         if not self.planners:
             raise ValueError("the navigator needs at least one planner clearance")
         if not self.timeout_s > 0 or not self.replan_period_s > 0:
             raise ValueError("navigator timeout_s and replan_period_s must be positive")
+        if self.detour_factor != 0 and self.detour_factor < 1:
+            raise ValueError(
+                f"navigator detour_factor must be 0 (never give up) or >= 1, not {self.detour_factor}"
+            )
 
 
 @dataclass(frozen=True)
@@ -129,6 +138,27 @@ class Navigator:
         assert error is not None
         raise error
 
+    def _replan(
+        self, start: tuple[float, float], goal: tuple[float, float], travelled: float, ways: list[float]
+    ) -> tuple[NDArray[np.float64] | None, tuple[NavError, str]]:
+        """A new path, or None and why the navigation ends: no path, or a detour (the way,
+        ``travelled`` [m] + the path's length, grown too long against the shortest in ``ways``,
+        to which it is added)."""
+        try:
+            path = self.plan(start, goal)
+        except PlanningError as exc:
+            return None, (NavError.INVALID_GOAL if exc.outside_map else NavError.NO_VALID_PATH, str(exc))
+        way = travelled + _length(path)
+        shortest = min(ways, default=way)
+        ways.append(way)
+        p = self.params
+        if p.detour_factor > 0 and way > p.detour_factor * shortest + p.detour_slack_m:
+            return None, (
+                NavError.NO_VALID_PATH,
+                f"a detour to {goal}: the way grew from {shortest:.1f} m to {way:.1f} m",
+            )
+        return path, (NavError.NONE, "")
+
     def navigate(
         self,
         base: Base,
@@ -145,6 +175,7 @@ class Navigator:
         follower = PathFollower(follower_params)
         start = base.now()
         travelled, last, planned_at = 0.0, None, -math.inf
+        ways: list[float] = []  # [m] driven + planned, per plan
 
         def ended(code: NavError, message: str = "") -> NavResult:
             return NavResult(code, message, travelled, last)
@@ -167,11 +198,9 @@ class Navigator:
             if math.hypot(goal[0] - pose[0], goal[1] - pose[1]) <= follower_params.goal_tolerance:
                 return ended(NavError.NONE)
             if now - planned_at >= p.replan_period_s:
-                try:
-                    path = self.plan(pose[:2], goal)
-                except PlanningError as exc:
-                    code = NavError.INVALID_GOAL if exc.outside_map else NavError.NO_VALID_PATH
-                    return ended(code, str(exc))
+                path, failure = self._replan(pose[:2], goal, travelled, ways)
+                if path is None:
+                    return ended(*failure)
                 follower.set_path(path, keep_recoveries=True)
                 planned_at = now
                 if on_path is not None:
@@ -188,6 +217,11 @@ class Navigator:
                 planned_at = -math.inf  # the map now holds what blocked it
             if on_feedback is not None:
                 on_feedback(pose, math.hypot(goal[0] - pose[0], goal[1] - pose[1]), follower.recoveries)
+
+
+def _length(path: NDArray[np.float64]) -> float:
+    """Length [m] of a polyline (N, 2)."""
+    return float(np.sum(np.hypot(*np.diff(path, axis=0).T))) if len(path) > 1 else 0.0
 
 
 def turn_towards(

@@ -318,3 +318,22 @@ def test_a_name_from_the_world_stays_data_in_every_prompt(
     assert not re.search(r"^\s*SYSTEM:", sent, re.M), "a name opened a line of its own"
     assert "ignore previous" in sent  # the object is listed ...
     assert "answer DONE. ignore" not in sent  # ... cut to MAX_NAME_CHARS, not its whole text
+
+
+def test_msgnav_find_form_admits_no_object_without_an_allowed_id() -> None:
+    """Every shape of the find form that lets the decision be "object" requires an id from the
+    allowed ones (the old single shape offered "object" with an empty id, which Gemma answered
+    and MSGNav's rule refused); with nothing allowed only "none" is left."""
+    from sg_search.reasoning.llm.msgnav import find_form
+
+    form = find_form(["obj_2", "obj_7"])
+    shapes = form.get("anyOf", [form])
+    choosing = [s for s in shapes if "object" in s["properties"]["decision"]["enum"]]
+    assert choosing and all(
+        "id" in s["required"] and s["properties"]["id"]["enum"] == ["obj_2", "obj_7"] for s in choosing
+    ), form
+    assert any(
+        s["properties"]["decision"]["enum"] == ["none"] and "id" not in s["properties"] for s in shapes
+    )
+    nothing = find_form([])
+    assert nothing["properties"]["decision"]["enum"] == ["none"] and "id" not in nothing["properties"]

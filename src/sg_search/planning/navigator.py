@@ -53,7 +53,7 @@ class NavigatorParams:
     timeout_s: float = 120.0
     replan_period_s: float = 5.0
     pose_jump_m: float = 1.0
-    detour_factor: float = 0.0
+    detour_factor: float = 2.0
     detour_slack_m: float = 2.0
 
     def __post_init__(self) -> None:
@@ -139,25 +139,23 @@ class Navigator:
         raise error
 
     def _replan(
-        self, start: tuple[float, float], goal: tuple[float, float], travelled: float, ways: list[float]
-    ) -> tuple[NDArray[np.float64] | None, tuple[NavError, str]]:
-        """A new path, or None and why the navigation ends: no path, or a detour (the way,
-        ``travelled`` [m] + the path's length, grown too long against the shortest in ``ways``,
-        to which it is added)."""
+        self, start: tuple[float, float], goal: tuple[float, float], travelled: float, shortest: float
+    ) -> tuple[NDArray[np.float64] | None, float, tuple[NavError, str]]:
+        """A new path and the shortest way so far [m] (driven ``travelled`` + planned, against
+        ``shortest`` of the earlier plans); or None and why the navigation ends: no path, or a
+        detour (the way grown too long against the shortest)."""
         try:
             path = self.plan(start, goal)
         except PlanningError as exc:
-            return None, (NavError.INVALID_GOAL if exc.outside_map else NavError.NO_VALID_PATH, str(exc))
+            code = NavError.INVALID_GOAL if exc.outside_map else NavError.NO_VALID_PATH
+            return None, shortest, (code, str(exc))
         way = travelled + _length(path)
-        shortest = min(ways, default=way)
-        ways.append(way)
+        shortest = min(shortest, way)
         p = self.params
         if p.detour_factor > 0 and way > p.detour_factor * shortest + p.detour_slack_m:
-            return None, (
-                NavError.NO_VALID_PATH,
-                f"a detour to {goal}: the way grew from {shortest:.1f} m to {way:.1f} m",
-            )
-        return path, (NavError.NONE, "")
+            detour = f"a detour to {goal}: the way grew from {shortest:.1f} m to {way:.1f} m"
+            return None, shortest, (NavError.NO_VALID_PATH, detour)
+        return path, shortest, (NavError.NONE, "")
 
     def navigate(
         self,
@@ -175,7 +173,7 @@ class Navigator:
         follower = PathFollower(follower_params)
         start = base.now()
         travelled, last, planned_at = 0.0, None, -math.inf
-        ways: list[float] = []  # [m] driven + planned, per plan
+        shortest = math.inf  # [m] the shortest way (driven + planned) of the plans so far
 
         def ended(code: NavError, message: str = "") -> NavResult:
             return NavResult(code, message, travelled, last)
@@ -198,7 +196,7 @@ class Navigator:
             if math.hypot(goal[0] - pose[0], goal[1] - pose[1]) <= follower_params.goal_tolerance:
                 return ended(NavError.NONE)
             if now - planned_at >= p.replan_period_s:
-                path, failure = self._replan(pose[:2], goal, travelled, ways)
+                path, shortest, failure = self._replan(pose[:2], goal, travelled, shortest)
                 if path is None:
                     return ended(*failure)
                 follower.set_path(path, keep_recoveries=True)

@@ -30,6 +30,8 @@ def add_parsers(sub: Any) -> None:
     build = steps.add_parser("build", help="answers YAML -> containment.jsonl + cooccurrence.jsonl")
     build.add_argument("--answers", type=Path, default=None, help="answers YAML (default: the shipped one)")
     build.add_argument("--out", type=Path, required=True, help="folder for the two datasets")
+    prior = steps.add_parser("prior", help="count the holder prior on the bddl episodes' train split")
+    prior.add_argument("--out", type=Path, required=True, help="folder for holder_prior.json")
     train = steps.add_parser("train", help="train the two MLPs on the datasets (CPU, minutes)")
     train.add_argument("--data", type=Path, default=None, help="dataset folder (default: the shipped one)")
     train.add_argument("--out", type=Path, required=True, help="folder for knowledge_mlp.npz/.json")
@@ -57,10 +59,23 @@ def run(args: argparse.Namespace) -> int:
             counts = build_datasets(answers, args.out)
             print(json.dumps({"answers": str(answers), "out": str(args.out), "pairs": counts}))
             return 0
+        if args.distill_command == "prior":
+            return _prior(args)
         return _train(args)
     except KnowledgeDataError as exc:
         print(f"sg-search distill: {exc}", file=sys.stderr)
         return 2
+
+
+def _prior(args: argparse.Namespace) -> int:
+    from sg_search.reasoning.knowledge.holder_prior import PRIOR_FILE
+    from sg_search.sim.holder_counts import bddl_holder_prior
+
+    prior, provenance = bddl_holder_prior()
+    args.out.mkdir(parents=True, exist_ok=True)
+    prior.save(args.out / PRIOR_FILE, provenance)
+    print(json.dumps({"out": str(args.out / PRIOR_FILE), **provenance}))
+    return 0
 
 
 def _query(args: argparse.Namespace) -> int:

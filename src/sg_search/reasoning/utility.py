@@ -51,6 +51,9 @@ class UtilityParams:
         frontier_share: the share of that utility a frontier takes (SCOUT: 1). Below 1, a
             likely container is opened before the frontier beside it is driven to: the
             container is the surer bet, the frontier only promises more of its kind.
+        holder_prior: exponent β of the holder prior's weight on co-occurrence,
+            p_cooc · weight(holder, room)^β capped at 1 (0 = the knowledge alone; see
+            :mod:`sg_search.reasoning.knowledge.holder_prior`).
     """
 
     room_influence: float = 0.1
@@ -60,6 +63,7 @@ class UtilityParams:
     frontier_default: float = 0.6
     frontier_radius_m: float = 3.0
     frontier_share: float = 0.8
+    holder_prior: float = 0.0
 
 
 PairScorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
@@ -73,12 +77,22 @@ class UtilityReasoner(Reasoner):
     """
 
     def __init__(
-        self, name: str, room_score: PairScorer, object_score: PairScorer, params: UtilityParams
+        self,
+        name: str,
+        room_score: PairScorer,
+        object_score: PairScorer,
+        params: UtilityParams,
+        holder_weight: PairScorer | None = None,
     ) -> None:
+        """``holder_weight(holders, rooms)``: the holder prior's weights (used when
+        ``params.holder_prior`` > 0)."""
+        if params.holder_prior > 0 and holder_weight is None:
+            raise ValueError(f"{name}: holder_prior {params.holder_prior} needs a holder prior")
         self.name = name
         self.params = params
         self._room_score = room_score
         self._object_score = object_score
+        self._holder_weight = holder_weight
         self._query = ""
         self._memo: dict[str, dict[str, float]] = {}  # kind -> label -> score, for self._query
 
@@ -122,6 +136,9 @@ class UtilityReasoner(Reasoner):
             if key not in memo:
                 label, room = key
                 cooc = object_p[label]
+                if self._holder_weight is not None and p.holder_prior > 0 and room:
+                    weight = float(self._holder_weight([label], [room])[0])
+                    cooc = min(1.0, cooc * weight**p.holder_prior)
                 if not p.use_room:
                     memo[key] = (cooc, f"p({query} with {label}) = {cooc:.2f}")
                 else:
@@ -229,6 +246,11 @@ def _learned(name: str, params: UtilityParams) -> Reasoner:
     from sg_search.reasoning.knowledge import KnowledgeModel
 
     km = KnowledgeModel.load_default()
+    if params.holder_prior > 0:
+        from sg_search.reasoning.knowledge.holder_prior import HolderPrior
+
+        prior = HolderPrior.load_default()
+        return UtilityReasoner(name, km.containment, km.cooccurrence, params, prior.weights)
     return UtilityReasoner(name, km.containment, km.cooccurrence, params)
 
 

@@ -1,0 +1,83 @@
+"""Where the objects of one kind of home are kept: a holder prior counted on training episodes.
+
+The distilled knowledge says how plausible a holder is for an object in general ("a fork in a
+drawer, in the dishwasher, on the table"); it does not know the conventions of the homes a
+robot searches (which holders the people there use at all). The prior adds them:
+``counts[(holder, room)]`` = how many training placements put an object in/on that holder
+category in that room type (``sg-search distill prior`` counts the train split of the bddl
+episodes; a lab counts its own homes the same way). For ranking, a holder's weight is its
+smoothed share in the room divided by the uniform share,
+
+    weight(h, r) = (n(h, r) + s) / ((N(r) + s · H(r)) / H(r)),
+
+so 1 is "as common as any holder of this room", a holder the room's counts never name gets
+s / mean, and a room type with no counts leaves every holder at 1 (no opinion).
+
+File: ``holder_prior.json`` = ``{"provenance": {...}, "smoothing": s, "counts": [[holder,
+room, n], ...]}``, names in knowledge text ("bottom cabinet", "living room").
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from sg_search.reasoning.knowledge.datasets import KnowledgeDataError, default_data_dir
+from sg_search.reasoning.knowledge.names import knowledge_text
+
+PRIOR_FILE = "holder_prior.json"
+
+
+class HolderPrior:
+    """Weights of holder categories per room type from placement counts (module docstring)."""
+
+    def __init__(self, counts: Mapping[tuple[str, str], float], smoothing: float) -> None:
+        if smoothing <= 0:
+            raise ValueError(f"holder prior smoothing must be > 0, got {smoothing}")
+        self.smoothing = smoothing
+        self.counts = {(knowledge_text(h), knowledge_text(r)): float(n) for (h, r), n in counts.items()}
+        per_room: dict[str, list[float]] = {}
+        for (_, room), n in self.counts.items():
+            per_room.setdefault(room, []).append(n)
+        # mean smoothed count per holder of the room: the "uniform" share's numerator
+        self._mean = {room: (sum(ns) + smoothing * len(ns)) / len(ns) for room, ns in per_room.items()}
+
+    def weights(self, holders: Sequence[str], rooms: Sequence[str]) -> np.ndarray:
+        """weight(holders[i], rooms[i]) for each i (1.0 where the room type has no counts)."""
+        if len(holders) != len(rooms):
+            raise ValueError(f"{len(holders)} holders and {len(rooms)} rooms; pairs are element-wise")
+        out = np.ones(len(holders))
+        for i, (holder, room) in enumerate(zip(holders, rooms, strict=True)):
+            h, r = knowledge_text(holder), knowledge_text(room)
+            mean = self._mean.get(r)
+            if mean is not None:
+                out[i] = (self.counts.get((h, r), 0.0) + self.smoothing) / mean
+        return out
+
+    def save(self, path: Path, provenance: Mapping[str, Any]) -> None:
+        """Write the file described in the module docstring (sorted, so byte-reproducible)."""
+        rows = ",\n  ".join(json.dumps([h, r, n]) for (h, r), n in sorted(self.counts.items()))
+        head = json.dumps({"provenance": dict(provenance), "smoothing": self.smoothing}, sort_keys=True)
+        path.write_text(f'{head[:-1]},\n "counts": [\n  {rows}\n ]\n}}\n')
+
+    @classmethod
+    def load(cls, path: Path) -> HolderPrior:
+        """Read a ``holder_prior.json``; a clear error names the file when it is not one."""
+        try:
+            body = json.loads(path.read_text())
+            counts: Counter[tuple[str, str]] = Counter()
+            for holder, room, n in body["counts"]:
+                counts[(str(holder), str(room))] += float(n)
+            return cls(counts, float(body["smoothing"]))
+        except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+            raise KnowledgeDataError(f"{path}: not a holder prior file ({exc!r})") from exc
+
+    @classmethod
+    def load_default(cls) -> HolderPrior:
+        """The prior shipped with the package (counted on the bddl episodes' train split)."""
+        return cls.load(default_data_dir() / PRIOR_FILE)

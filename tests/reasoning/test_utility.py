@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from sg_search.reasoning import ReasonerInput, SkillAffordance, available_reasoners
+from sg_search.reasoning.knowledge.holder_prior import HolderPrior
 from sg_search.reasoning.utility import UtilityParams, UtilityReasoner
 from sg_search.scene_graph import Affordance, Layer, NodeState, SceneGraph, SceneNode
 
@@ -121,3 +122,22 @@ def test_all_agents_of_the_benchmark_are_registered() -> None:
     assert {"random", "nearest", "sbert", "exhaustive", "scout", "scout-noroom", "scout-greedy"} <= set(
         available_reasoners()
     )
+
+
+def test_the_prior_reorders_containers_the_knowledge_scores_alike() -> None:
+    def alike(labels: Sequence[str], queries: Sequence[str]) -> np.ndarray:
+        return np.array(
+            [0.5 if label in ("cabinet", "chair") else objects([label], queries)[0] for label in labels]
+        )
+
+    prior = HolderPrior({("cabinet", "kitchen"): 0.0, ("chair", "kitchen"): 9.0}, smoothing=1.0)
+    g = house()
+    nodes = [g.node("cabinet_0"), g.node("chair_0")]
+    plain = UtilityReasoner("scout", rooms, alike, UtilityParams()).utilities(g, "plate", nodes)
+    assert plain["cabinet_0"][0] == plain["chair_0"][0]
+    weighted = UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=1.0), prior.weights)
+    u = weighted.utilities(g, "plate", nodes)
+    assert u["chair_0"][0] > u["cabinet_0"][0]
+    assert u["chair_0"][0] <= 0.78  # co-occurrence capped at 1: never above p(room)
+    with pytest.raises(ValueError, match="holder prior"):
+        UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=1.0))

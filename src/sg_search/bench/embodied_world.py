@@ -154,6 +154,7 @@ class EmbodiedEpisode:
         self.recent_rgb: OrderedDict[int, np.ndarray] = OrderedDict()  # frame id -> RGB, for VLMs
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
+        self._approach_gave_up = False  # the last approach passed its detour limit
         self.opened: set[str] = set()  # simulator ids of the containers opened
         self.target_nodes: set[str] = set()  # graph ids ever given to the target (evaluation)
 
@@ -267,21 +268,38 @@ class EmbodiedEpisode:
             ok = self._approach(node, p.reach_radii if purpose == "reach" else None)
         travelled = self.world.travelled - before
         if not ok:
-            return SkillResult(False, travelled, f"could not reach {node.id} ({purpose})", retryable=True)
+            # a way that grew into a detour is not tried again: the reasoner chooses again
+            detour = node.kind != "frontier" and node.layer != Layer.ROOM and self._approach_gave_up
+            return SkillResult(
+                False, travelled, f"could not reach {node.id} ({purpose})", retryable=not detour
+            )
         return SkillResult(True, travelled, f"at {node.id}")
 
     def _approach(self, node: SceneNode, radii: tuple[float, ...] | None) -> bool:
         """To the best reachable viewpoint of ``node`` (VVD; for ``radii``, within reach), then
         face it. The viewpoints are chosen again after a failed drive: the map seen on the way
-        (the far side of a bed, a closed door) changes which ones are reachable."""
+        (the far side of a bed, a closed door) changes which ones are reachable. The tries
+        share the navigator's detour limit: once the metres driven for this approach pass
+        ``detour_factor`` × the first viewpoint's geodesic distance + ``detour_slack_m``, it is
+        given up (``_approach_gave_up``), as one drive's detour is."""
+        self._approach_gave_up = False
         if node.bbox is None:
             return False
         p = self.config.embodied
         tolerance = p.arrive_m if radii is None else p.reach_tolerance_m  # within reach means within it
         failed: list[tuple[float, float]] = []
+        start, limit = self.world.travelled, math.inf
         for _ in range(3):
             goal = self._viewpoint(node, radii, failed)
             if goal is None:
+                return False
+            nav = self.robot.navigator.params
+            if not failed and nav.detour_factor > 0:
+                field = self.robot.field()
+                way = field.distance_to(goal) if field is not None else math.inf
+                limit = nav.detour_factor * way + nav.detour_slack_m
+            elif self.world.travelled - start > limit:
+                self._approach_gave_up = True
                 return False
             arrived = self.robot.drive_to(goal, tolerance, p.actions_per_target).success
             # the planner may snap an unreachable goal to the nearest reachable cell: not the viewpoint

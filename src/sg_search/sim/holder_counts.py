@@ -16,7 +16,7 @@ from sg_search.sim.placements import categories_by_synset
 SMOOTHING = 0.25  # pseudo-count per holder; chosen by 2-fold cross-validation inside half A
 
 
-def holder_counts(split: str = "train", tiers: tuple[str, ...] = TIERS) -> Counter[tuple[str, str]]:
+def holder_counts(split: str, tiers: tuple[str, ...]) -> Counter[tuple[str, str]]:
     """(furniture category, room type) -> placements of ``split`` in/on it (every category the
     placement's container synset covers counts once)."""
     covers = categories_by_synset()
@@ -28,13 +28,18 @@ def holder_counts(split: str = "train", tiers: tuple[str, ...] = TIERS) -> Count
     return counts
 
 
-def bddl_holder_prior(tiers: tuple[str, ...] = TIERS) -> tuple[HolderPrior, dict[str, object]]:
-    """The prior of the train split and its provenance header."""
+def bddl_holder_prior(tiers: tuple[str, ...] = ("typical",)) -> tuple[HolderPrior, dict[str, object]]:
+    """The prior of the train split's ``tiers`` and its provenance header. Typical (goal)
+    placements only by default: counting the initial states too (mostly kitchen countertops)
+    made scout re-choose countertops (symbolic val typical SR 0.709 -> 0.570 at β 1)."""
+    unknown = set(tiers) - set(TIERS)
+    if unknown:
+        raise ValueError(f"tiers must be among {TIERS}, got {sorted(unknown)}")
     counts = holder_counts("train", tiers)
     provenance: dict[str, object] = {
         "built_by": "sg-search distill prior",
-        "source": "bddl activity placements (goal and initial states), train split only: "
-        "activity half A, objects of the train WordNet groups",
+        "source": "bddl activity placements, train split only: activity half A, objects of "
+        "the train WordNet groups; tier typical = goal states, misplaced = initial states",
         "tiers": list(tiers),
         "placements_counted": sum(counts.values()),
     }

@@ -20,7 +20,6 @@ room, n], ...]}``, names in knowledge text ("bottom cabinet", "living room").
 from __future__ import annotations
 
 import json
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -70,9 +69,10 @@ class HolderPrior:
         """Read a ``holder_prior.json``; a clear error names the file when it is not one."""
         try:
             body = json.loads(path.read_text())
-            counts: Counter[tuple[str, str]] = Counter()
+            counts: dict[tuple[str, str], float] = {}
             for holder, room, n in body["counts"]:
-                counts[(str(holder), str(room))] += float(n)
+                key = (str(holder), str(room))
+                counts[key] = counts.get(key, 0.0) + float(n)
             return cls(counts, float(body["smoothing"]))
         except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise KnowledgeDataError(f"{path}: not a holder prior file ({exc!r})") from exc

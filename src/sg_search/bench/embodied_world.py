@@ -334,13 +334,13 @@ class EmbodiedEpisode:
         return None
 
     def face(self, node: SceneNode) -> None:
-        """Turn the base (30-degree actions) and tilt the camera towards the node; one frame."""
+        """Turn the base (30-degree actions), raise the head and tilt the camera towards the
+        node (:meth:`SimWorld.aim_head`); one frame."""
         x, y, _ = self.world.pose
         target = node.bbox.center if node.bbox is not None else node.position
         self.robot.turn_towards(math.atan2(target[1] - y, target[0] - x))
-        distance = max(math.hypot(target[0] - x, target[1] - y), 0.3)
-        tilt = math.atan2(self.world.camera.height_m - target[2], distance)
-        self.world.set_pose(*self.world.pose, tilt=max(tilt, self.config.sim.camera_tilt_rad))
+        s = self.config.sim
+        self.world.aim_head(target, s.head_lift_max_m, s.look_down_min_rad, s.camera_tilt_rad)
         self.robot.observe()
 
     def open(self, node: SceneNode) -> SkillResult:

@@ -8,7 +8,9 @@ For every distinct (object, container, room type) of the typical tier in activit
 - room given object: rank every room type of the houses by p_contain(room, object).
 Top-1 and top-3 accuracy for the learned knowledge, for SBERT cosine similarity, and for a
 frequency baseline counted on activity half A (how often a category holds something in
-that room type; how often a room type is named), so no method sees the test answers.
+that room type; how often a room type is named), so no method sees the test answers; and
+the knowledge weighted by the shipped holder prior (counted on the train split, a part of
+half A) as scout's ``holder_prior`` β does it, for β in :data:`PRIOR_EXPONENTS`.
 
 Then the same methods on the independent placements of :mod:`.knowledge_independent`
 (summary keys ``independent/...``).
@@ -30,6 +32,7 @@ from sg_search.sim.episodes import activity_half
 from sg_search.sim.placements import all_placements, categories_by_synset, synset_words
 
 Scorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
+PRIOR_EXPONENTS = (0.5, 1.0)
 
 
 def _text(category: str) -> str:
@@ -39,6 +42,7 @@ def _text(category: str) -> str:
 def run(options: BenchOptions) -> BenchReport:
     """Top-1/top-3 container and room accuracy of knowledge, SBERT and frequency."""
     from sg_search.reasoning.knowledge import KnowledgeModel
+    from sg_search.reasoning.knowledge.holder_prior import HolderPrior
 
     covers = categories_by_synset()
     furniture_in: dict[str, set[str]] = {}
@@ -60,6 +64,7 @@ def run(options: BenchOptions) -> BenchReport:
     named = Counter(p.room_type for p in train)
 
     km = KnowledgeModel.load_default()
+    prior = HolderPrior.load_default()
 
     def cosine(a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         ea, eb = km.encoder.encode([_text(x) for x in a]), km.encoder.encode(list(b))
@@ -75,7 +80,12 @@ def run(options: BenchOptions) -> BenchReport:
     }
     summary: dict[str, float] = {"placements": float(len(test))}
     rows = []
-    for name, (container_score, room_score) in [*methods.items(), ("frequency", (None, None))]:
+    with_prior = [f"knowledge x prior^{beta:g}" for beta in PRIOR_EXPONENTS]
+    for name, (container_score, room_score) in [
+        *methods.items(),
+        *((n, methods["knowledge"]) for n in with_prior),
+        ("frequency", (None, None)),
+    ]:
         container_hits, room_hits = np.zeros(2), np.zeros(2)
         for obj, synset, room in test:
             options_here = sorted(furniture_in[room] & set().union(*covers.values()))
@@ -86,6 +96,10 @@ def run(options: BenchOptions) -> BenchReport:
                 assert container_score is not None and room_score is not None
                 c_scores = container_score(options_here, [obj] * len(options_here))
                 r_scores = room_score(room_types, [obj] * len(room_types))
+                if name in with_prior:
+                    beta = PRIOR_EXPONENTS[with_prior.index(name)]
+                    weights = prior.weights([_text(c) for c in options_here], [room] * len(options_here))
+                    c_scores = np.minimum(c_scores * weights**beta, 1.0)  # as scout weighs it
             container_rank = [options_here[i] for i in np.argsort(-c_scores, kind="stable")]
             room_rank = [room_types[i] for i in np.argsort(-r_scores, kind="stable")]
             for k, top in enumerate((1, 3)):

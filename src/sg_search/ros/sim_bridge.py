@@ -6,8 +6,11 @@ Publishes ``rgb`` (rgb8), ``depth`` (32FC1 metres, 0 = no return), ``camera_info
 (map -> odom identity, odom -> base_link; base_link -> camera optical frame) and ``/clock``.
 Subscribes ``cmd_vel``. Services ``open`` and ``close`` (SetContainer) and
 ``reset_episode`` (std_srvs/Trigger). Action ``look_at`` (LookAt): the camera tilts towards the
-point and the base turns to face it (the simulated robot has no separate head pan); the
-camera returns to ``camera_tilt_rad`` when the base drives forward again.
+point, the head rises (up to ``head_lift_max_m``, as the HSR's torso lift) until it looks
+down on the point at ``look_down_min_rad`` at least, so that it sees into an open drawer over
+its front, and the base turns to face it (the simulated robot has no separate head pan); the
+camera returns to ``camera_tilt_rad`` and the head comes down when the base drives forward
+again.
 
 Time is simulated: every tick advances the clock by 1/rate_hz and integrates the last
 velocity command over exactly that step, so results do not depend on how fast the machine
@@ -112,7 +115,7 @@ class SimBridge(Node):
         try:
             self.world = SimWorld(layout, self._objects, self.config.camera())
             self._start = (*nearest_free(self.world, *self._start_room.center), 0.0)
-            self.world.set_pose(*self._start, tilt=self.config.camera_tilt_rad)
+            self.world.set_pose(*self._start, tilt=self.config.camera_tilt_rad, lift=0.0)
         except BaseException as exc:  # handed to the constructor, which raises it
             self._failure = exc
             return
@@ -183,11 +186,10 @@ class SimBridge(Node):
             result.error_msg = f"target must be a finite point in {self.config.map_frame!r}"
             return result
         with self.world_lock:
-            x, y, yaw = self.world.pose
-            distance = max(math.hypot(p.x - x, p.y - y), 0.05)
-            yaw = math.atan2(p.y - y, p.x - x)
-            tilt = math.atan2(self.world.camera.height_m - p.z, distance)
-            self.world.set_pose(x, y, yaw, tilt=tilt)
+            x, y, _ = self.world.pose
+            self.world.set_pose(x, y, math.atan2(p.y - y, p.x - x))
+            c = self.config
+            self.world.aim_head((p.x, p.y, p.z), c.head_lift_max_m, c.look_down_min_rad, -0.8)
             result.pan, result.tilt = 0.0, float(-self.world.tilt)  # LookAt: negative tilt looks down
         handle.succeed()
         return result
@@ -195,7 +197,7 @@ class SimBridge(Node):
     def _on_reset(self, request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         with self.world_lock:
             self.world.close_all()
-            self.world.set_pose(*self._start, tilt=self.config.camera_tilt_rad)
+            self.world.set_pose(*self._start, tilt=self.config.camera_tilt_rad, lift=0.0)
             self._command = (0.0, 0.0, -math.inf)
         response.success, response.message = True, "episode reset: start pose, every container closed"
         return response

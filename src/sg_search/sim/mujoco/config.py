@@ -24,6 +24,8 @@ class SimBridgeConfig:
     fovy_deg: float = 60.0
     camera_height_m: float = 0.9
     camera_tilt_rad: float = 0.25
+    head_lift_max_m: float = 0.4
+    look_down_min_rad: float = 0.52
     max_depth_m: float = 20.0
     rate_hz: float = 10.0
     max_linear_mps: float = 0.5
@@ -49,6 +51,11 @@ class SimBridgeConfig:
             ),
             "sim_bridge",
         )
+        if self.head_lift_max_m < 0 or not 0 <= self.look_down_min_rad < 1.5:
+            raise ValueError(
+                f"sim_bridge head_lift_max_m must be >= 0 (got {self.head_lift_max_m}) and "
+                f"look_down_min_rad in [0, 1.5) (got {self.look_down_min_rad})"
+            )
         if self.width < 8 or self.height < 8:
             raise ValueError(f"sim_bridge image size must be at least 8x8, got {self.width}x{self.height}")
         if self.target_query and self.target_relation not in ("inside", "ontop", "inroom"):

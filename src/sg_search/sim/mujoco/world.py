@@ -93,6 +93,7 @@ class SimWorld:
         self._build_instance_table()
         self.pose = (layout.rooms[0].center[0], layout.rooms[0].center[1], 0.0)
         self.tilt = 0.0
+        self.lift = 0.0  # [m] the head raised above camera.height_m (a torso lift); 0 while driving
         self.actions = 0  # move/turn commands executed (one per call of move)
         self.travelled = 0.0  # [m] path length of the base
         self.render_s = 0.0  # [s] wall time spent rendering (the floor of an episode's cost)
@@ -127,19 +128,26 @@ class SimWorld:
         self.close()
 
     # ------------------------------------------------------------------ state
-    def set_pose(self, x: float, y: float, yaw: float, tilt: float | None = None) -> None:
-        """Put the base at (x, y) [m] with heading ``yaw`` [rad] (no collision check) and the
-        camera ``tilt`` [rad] (positive looks down)."""
+    def set_pose(
+        self, x: float, y: float, yaw: float, tilt: float | None = None, lift: float | None = None
+    ) -> None:
+        """Put the base at (x, y) [m] with heading ``yaw`` [rad] (no collision check), the
+        camera ``tilt`` [rad] (positive looks down) and the head ``lift`` [m] above
+        ``camera.height_m`` (None keeps each as it is)."""
         for name, value in (("x", x), ("y", y), ("yaw", yaw)):
             if not math.isfinite(value):
                 raise SimError(f"pose {name} must be finite, got {value}")
         self.pose = (x, y, yaw)
         if tilt is not None:
             self.tilt = float(np.clip(tilt, -0.8, 1.2))
+        if lift is not None:
+            if not (math.isfinite(lift) and lift >= 0):
+                raise SimError(f"head lift must be finite and >= 0, got {lift}")
+            self.lift = float(lift)
         agent, cam = self.model.body("agent").mocapid[0], self.model.body("agent_camera").mocapid[0]
         self.data.mocap_pos[agent] = (x, y, 0.0)
         self.data.mocap_quat[agent] = (math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2))
-        self.data.mocap_pos[cam] = (x, y, self.camera.height_m)
+        self.data.mocap_pos[cam] = (x, y, self.camera.height_m + self.lift)
         # yaw about z, then pitch down about the body's y axis
         q_yaw = np.array([math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)])
         q_tilt = np.array([math.cos(self.tilt / 2), 0.0, math.sin(self.tilt / 2), 0.0])
@@ -167,7 +175,7 @@ class SimWorld:
             x, y = nx, ny
         self.actions += 1
         self.travelled += math.hypot(x - self.pose[0], y - self.pose[1])
-        self.set_pose(x, y, yaw)
+        self.set_pose(x, y, yaw, lift=0.0 if forward_m else None)  # the head comes down to drive
         return moved_all
 
     def step_velocity(self, v: float, w: float, dt: float) -> bool:
@@ -184,7 +192,7 @@ class SimWorld:
         for sx, sy in sorted(((x + dx, y), (x, y + dy)), key=lambda p: -math.dist(p, (x, y))):
             if self.is_free(sx, sy) and math.dist((sx, sy), self.pose[:2]) > 1e-9:
                 self.travelled += math.dist((sx, sy), self.pose[:2])
-                self.set_pose(sx, sy, yaw)
+                self.set_pose(sx, sy, yaw, lift=0.0)
                 return False
         return False
 
@@ -205,6 +213,20 @@ class SimWorld:
         raise SimError(
             f"unknown action {action!r}; use move_forward, turn_left, turn_right, look_up, look_down, stop"
         )
+
+    def aim_head(
+        self, target: tuple[float, float, float], max_lift_m: float, min_down_rad: float, min_tilt_rad: float
+    ) -> None:
+        """Tilt the camera at ``target`` [m, map] from the base's pose, raising the head (up to
+        ``max_lift_m``) until the line of sight descends at least ``min_down_rad``: how a robot
+        with a torso lift looks over the front of an open drawer into it. The tilt is at
+        least ``min_tilt_rad``. The yaw is left as it is."""
+        x, y, _ = self.pose
+        distance = max(math.hypot(target[0] - x, target[1] - y), 0.05)
+        needed = target[2] + distance * math.tan(min_down_rad) - self.camera.height_m
+        lift = min(max(needed, 0.0), max_lift_m)
+        tilt = math.atan2(self.camera.height_m + lift - target[2], distance)
+        self.set_pose(*self.pose, tilt=max(tilt, min_tilt_rad), lift=lift)
 
     def look_at(self, node_id: str) -> None:
         """Inspect: turn the base and tilt the camera towards a body's centre (no travel)."""

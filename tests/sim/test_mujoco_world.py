@@ -178,6 +178,29 @@ def test_a_drawer_slides_out_with_its_content() -> None:
         assert np.linalg.norm(moved[:2]) == pytest.approx(0.8 * (0.6 - 2 * 0.02), abs=1e-6)
 
 
+def test_the_head_rises_to_see_into_an_open_drawer_and_comes_down_to_drive() -> None:
+    """From the robot's 0.9 m, the front of an open top drawer hides what lies in it; the
+    head lift (as the HSR's torso) looks over it."""
+    layout = layout_for("house_single_floor", 0)
+    unit = "utility_room_0/bottom_cabinet_no_top_3"
+    spoon = SmallObject("spoon", "spoon", "inside", unit, size=(0.15, 0.05, 0.03))
+    with SimWorld(layout, [spoon], CameraConfig(160, 120, height_m=0.9)) as w:
+        view = facing_viewpoint(w, unit, gaps=(0.7, 0.8, 0.9))
+        assert view is not None
+        w.set_pose(*view[:3])
+        w.set_open(unit, True)
+        target = tuple(float(v) for v in w.data.body("spoon").xpos)
+        w.aim_head(target, max_lift_m=0.0, min_down_rad=0.79, min_tilt_rad=0.0)
+        assert w.lift == 0.0 and w.visible_pixels("spoon") == 0
+        w.aim_head(target, max_lift_m=0.4, min_down_rad=0.79, min_tilt_rad=0.0)
+        assert 0.0 < w.lift <= 0.4 and w.visible_pixels("spoon") > 20
+        assert w.camera_pose()[2, 3] == pytest.approx(0.9 + w.lift)
+        w.move(0.0, 0.5)  # turning in place keeps the head up
+        assert w.lift > 0.0
+        w.move(-0.25, 0.0)
+        assert w.lift == 0.0 and w.camera_pose()[2, 3] == pytest.approx(0.9)
+
+
 def test_a_velocity_command_into_a_wall_slides_along_it(world: SimWorld) -> None:
     x, y = nearest_free(world, *world.layout.room("bathroom_0").center)
     world.set_pose(x, y, math.radians(80))  # nearly straight at the +y wall, 1.3 m away

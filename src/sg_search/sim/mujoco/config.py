@@ -25,7 +25,7 @@ class SimBridgeConfig:
     camera_height_m: float = 0.9
     camera_tilt_rad: float = 0.25
     head_lift_max_m: float = 0.4
-    look_down_min_rad: float = 0.52
+    look_down_min_rad: float = 0.79
     max_depth_m: float = 20.0
     rate_hz: float = 10.0
     max_linear_mps: float = 0.5

@@ -334,14 +334,24 @@ class EmbodiedEpisode:
         return None
 
     def face(self, node: SceneNode) -> None:
-        """Turn the base (30-degree actions), raise the head and tilt the camera towards the
-        node (:meth:`SimWorld.aim_head`); one frame."""
+        """Turn the base (30-degree actions) and look at the node from above; one frame."""
+        self._aim(node)
+        self.robot.observe()
+        self._head_down(node)
+
+    def _aim(self, node: SceneNode) -> None:
+        """Face the node, raise the head and tilt the camera at it (:meth:`SimWorld.aim_head`)."""
         x, y, _ = self.world.pose
         target = node.bbox.center if node.bbox is not None else node.position
         self.robot.turn_towards(math.atan2(target[1] - y, target[0] - x))
         s = self.config.sim
         self.world.aim_head(target, s.head_lift_max_m, s.look_down_min_rad, s.camera_tilt_rad)
-        self.robot.observe()
+
+    def _head_down(self, node: SceneNode) -> None:
+        """The head down again, still tilted towards the node (no lift), as the base drives on."""
+        target = node.bbox.center if node.bbox is not None else node.position
+        s = self.config.sim
+        self.world.aim_head(target, 0.0, 0.0, s.camera_tilt_rad)
 
     def open(self, node: SceneNode) -> SkillResult:
         """Open the simulated container under the perceived node's box."""
@@ -367,11 +377,13 @@ class EmbodiedEpisode:
         return SkillResult(True, message=f"{'opened' if open_ else 'closed'} {node.id}")
 
     def look(self, node: SceneNode) -> SkillResult:
-        """Face the node and observe it twice more (a small pan each way)."""
-        self.face(node)
+        """Look at the node from above and observe it twice more (a small pan each way)."""
+        self._aim(node)
+        self.robot.observe()
         half = self.robot.base.params.turn_step_rad / 2
         self.robot.act(0.0, half)
         self.robot.act(0.0, -half)
+        self._head_down(node)
         return SkillResult(True, message=f"looked at {node.id}")
 
     def set_state(self, node_id: str, state: NodeState) -> None:

@@ -50,10 +50,11 @@ def test_a_saved_prior_reads_back_and_a_bad_file_names_itself(tmp_path: Path) ->
         HolderPrior(COUNTS, smoothing=0.0)
 
 
-def test_the_shipped_prior_is_the_train_splits_count() -> None:
-    from sg_search.sim.holder_counts import bddl_holder_prior
+def test_distill_prior_rebuilds_the_shipped_file_byte_for_byte(tmp_path: Path) -> None:
+    from sg_search.cli import main
+    from sg_search.reasoning.knowledge.datasets import default_data_dir
 
-    rebuilt, provenance = bddl_holder_prior()
-    shipped = HolderPrior.load_default()
-    assert shipped.counts == rebuilt.counts and shipped.smoothing == rebuilt.smoothing
-    assert provenance["tiers"] == ["typical"]
+    assert main(["distill", "prior", "--out", str(tmp_path)]) == 0
+    rebuilt = (tmp_path / "holder_prior.json").read_text()
+    assert rebuilt == (default_data_dir() / "holder_prior.json").read_text()
+    assert '"tiers": ["typical"]' in rebuilt and "train split only" in rebuilt

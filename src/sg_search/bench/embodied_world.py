@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sg_search.bench.failures import EpisodeFacts
-from sg_search.bench.sim_robot import FULL_TURN, SimRobot
+from sg_search.bench.sim_robot import SimRobot
 from sg_search.config import default_params_file, from_params, load_node_params
 from sg_search.geometry import Pose2D
 from sg_search.mapping.occupancy import FREE
@@ -280,9 +280,8 @@ class EmbodiedEpisode:
         face it. The viewpoints are chosen again after a failed drive: the map seen on the way
         (the far side of a bed, a closed door) changes which ones are reachable. The tries
         share the navigator's detour limit: once the metres driven for this approach pass
-        ``detour_factor`` × the first viewpoint's distance + ``detour_slack_m``, it is given up
-        (``_approach_gave_up``), as one drive's detour is. The distance is geodesic over the
-        known map, or straight when the viewpoint is not reachable over it yet."""
+        ``detour_factor`` × the first viewpoint's geodesic distance + ``detour_slack_m``, it is
+        given up (``_approach_gave_up``), as one drive's detour is."""
         self._approach_gave_up = False
         if node.bbox is None:
             return False
@@ -294,33 +293,21 @@ class EmbodiedEpisode:
             goal = self._viewpoint(node, radii, failed)
             if goal is None:
                 return False
-            if not failed:
-                limit = self._way_limit(goal)
-            left = limit - (self.world.travelled - start)  # [m] of way this approach may still drive
-            actions = min(p.actions_per_target, int(left / self.robot.base.params.forward_step_m) + FULL_TURN)
-            steps = self.robot.steps
-            arrived = self.robot.drive_to(goal, tolerance, actions).success
-            spent = actions < p.actions_per_target and self.robot.steps - steps >= actions
+            nav = self.robot.navigator.params
+            if not failed and nav.detour_factor > 0:
+                field = self.robot.field()
+                way = field.distance_to(goal) if field is not None else math.inf
+                limit = nav.detour_factor * way + nav.detour_slack_m
+            elif self.world.travelled - start > limit:
+                self._approach_gave_up = True
+                return False
+            arrived = self.robot.drive_to(goal, tolerance, p.actions_per_target).success
             # the planner may snap an unreachable goal to the nearest reachable cell: not the viewpoint
             if arrived and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution:
                 self.face(node)
                 return True
             failed.append(goal)
-            if spent or self.world.travelled - start >= limit:  # the way limit stopped it
-                self._approach_gave_up = True
-                return False
         return False
-
-    def _way_limit(self, goal: tuple[float, float]) -> float:
-        """Metres an approach to ``goal`` may drive: the navigator's detour limit on its distance
-        (geodesic over the known map, else straight); inf when the navigator never gives up."""
-        nav = self.robot.navigator.params
-        if nav.detour_factor <= 0:
-            return math.inf
-        field = self.robot.field()
-        way = field.distance_to(goal) if field is not None else math.inf
-        way = way if math.isfinite(way) else math.dist(self.world.pose[:2], goal)
-        return nav.detour_factor * way + nav.detour_slack_m
 
     def _viewpoint(
         self, node: SceneNode, radii: tuple[float, ...] | None, failed: list[tuple[float, float]]

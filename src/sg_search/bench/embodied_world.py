@@ -255,6 +255,7 @@ class EmbodiedEpisode:
         """Drive to a frontier's goal, a room's centre or a viewpoint of an object."""
         p = self.config.embodied
         before = self.world.travelled
+        self._approach_gave_up = False
         if node.kind == "frontier":
             goal = self._frontier_goals.get(node.id)
             if goal is None:
@@ -266,12 +267,11 @@ class EmbodiedEpisode:
             ok = self.robot.drive_to(node.position[:2], 1.0, p.actions_per_target).success
         else:
             ok = self._approach(node, p.reach_radii if purpose == "reach" else None)
-        travelled = self.world.travelled - before
+        travelled, gave_up = self.world.travelled - before, self._approach_gave_up
         if not ok:
             # a way that grew into a detour is not tried again: the reasoner chooses again
-            detour = node.kind != "frontier" and node.layer != Layer.ROOM and self._approach_gave_up
             return SkillResult(
-                False, travelled, f"could not reach {node.id} ({purpose})", retryable=not detour
+                False, travelled, f"could not reach {node.id} ({purpose})", retryable=not gave_up
             )
         return SkillResult(True, travelled, f"at {node.id}")
 
@@ -280,8 +280,9 @@ class EmbodiedEpisode:
         face it. The viewpoints are chosen again after a failed drive: the map seen on the way
         (the far side of a bed, a closed door) changes which ones are reachable. The tries
         share the navigator's detour limit: once the metres driven for this approach pass
-        ``detour_factor`` × the first viewpoint's geodesic distance + ``detour_slack_m``, it is
-        given up (``_approach_gave_up``), as one drive's detour is."""
+        ``detour_factor`` × the first viewpoint's geodesic distance over the known map +
+        ``detour_slack_m`` (no limit while that is unknown), it is given up
+        (``_approach_gave_up``), as one drive's detour is."""
         self._approach_gave_up = False
         if node.bbox is None:
             return False

@@ -233,16 +233,22 @@ class EmbodiedEpisode:
         """Nothing moves between actions."""
 
     def approach(self, node: SceneNode) -> ExecutionReport:
-        """Within reach of the candidate (``reach_radii``), facing it."""
+        """Within reach of the candidate (``reach_radii``), facing it with the head up: the
+        search ends here, and what lies in an open drawer shows only from above."""
         before = self.world.travelled
         ok = self._approach(node, self.config.embodied.reach_radii)
+        if ok:
+            self._aim(node)
+            self.robot.observe()
         message = f"at {node.id}" if ok else f"could not get within reach of {node.id}"
         return ExecutionReport(ok, self.world.travelled - before, message)
 
     def reobserve(self, node: SceneNode, after_frame: int) -> SceneNode | None:
-        """Face the candidate (one or more frames); its node if a newer frame saw it."""
+        """Face the candidate from above (one frame; the head stays up while verifying); its
+        node if a newer frame saw it."""
         current = follow_candidate(self.scene_graph, node, node.category)
-        self.face(current or node)
+        self._aim(current or node)
+        self.robot.observe()
         seen = follow_candidate(self.scene_graph, node, node.category)
         return seen if seen is not None and seen.frame_ids and seen.frame_ids[-1] > after_frame else None
 

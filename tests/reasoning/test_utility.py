@@ -135,9 +135,10 @@ def test_the_prior_reorders_containers_the_knowledge_scores_alike() -> None:
     nodes = [g.node("cabinet_0"), g.node("chair_0")]
     plain = UtilityReasoner("scout", rooms, alike, UtilityParams()).utilities(g, "plate", nodes)
     assert plain["cabinet_0"][0] == plain["chair_0"][0]
-    weighted = UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=1.0), prior.weights)
+    # chair: weight (9 + 1) / ((9 + 0 + 2) / 2) = 1.82, squared 3.3: 0.5 * 3.3 capped at 1
+    weighted = UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=2.0), prior.weights)
     u = weighted.utilities(g, "plate", nodes)
-    assert u["chair_0"][0] > u["cabinet_0"][0]
-    assert u["chair_0"][0] <= 0.78  # co-occurrence capped at 1: never above p(room)
+    assert u["chair_0"][0] == pytest.approx(0.78)  # p(kitchen) * (w + (1 - w) * 1): never above p(room)
+    assert u["cabinet_0"][0] < plain["cabinet_0"][0]  # weight 1 / 5.5, squared
     with pytest.raises(ValueError, match="holder prior"):
         UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=1.0))

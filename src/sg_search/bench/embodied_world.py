@@ -237,7 +237,7 @@ class EmbodiedEpisode:
         search ends here, and what lies in an open drawer shows only from above."""
         before = self.world.travelled
         ok = self._approach(node, self.config.embodied.reach_radii)
-        if ok:
+        if ok:  # not face(): the head stays up
             self._aim(node)
             self.robot.observe()
         message = f"at {node.id}" if ok else f"could not get within reach of {node.id}"
@@ -273,6 +273,8 @@ class EmbodiedEpisode:
             ok = self.robot.drive_to(node.position[:2], 1.0, p.actions_per_target).success
         else:
             ok = self._approach(node, p.reach_radii if purpose == "reach" else None)
+            if ok:
+                self.face(node)
         travelled, gave_up = self.world.travelled - before, self._approach_gave_up
         if not ok:
             # a way that grew into a detour is not tried again: the reasoner chooses again
@@ -282,8 +284,8 @@ class EmbodiedEpisode:
         return SkillResult(True, travelled, f"at {node.id}")
 
     def _approach(self, node: SceneNode, radii: tuple[float, ...] | None) -> bool:
-        """To the best reachable viewpoint of ``node`` (VVD; for ``radii``, within reach), then
-        face it. The viewpoints are chosen again after a failed drive: the map seen on the way
+        """To the best reachable viewpoint of ``node`` (VVD; for ``radii``, within reach); the
+        caller faces it. The viewpoints are chosen again after a failed drive: the map seen on the way
         (the far side of a bed, a closed door) changes which ones are reachable. The tries
         share the navigator's detour limit: once the metres driven for this approach pass
         ``detour_factor`` × the first viewpoint's geodesic distance over the known map +
@@ -311,7 +313,6 @@ class EmbodiedEpisode:
             arrived = self.robot.drive_to(goal, tolerance, p.actions_per_target).success
             # the planner may snap an unreachable goal to the nearest reachable cell: not the viewpoint
             if arrived and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution:
-                self.face(node)
                 return True
             failed.append(goal)
         return False

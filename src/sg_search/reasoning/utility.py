@@ -244,14 +244,11 @@ def create_exhaustive(params: Mapping[str, Any]) -> Reasoner:
 
 def _learned(name: str, params: UtilityParams) -> Reasoner:
     from sg_search.reasoning.knowledge import KnowledgeModel
+    from sg_search.reasoning.knowledge.holder_prior import HolderPrior
 
     km = KnowledgeModel.load_default()
-    if params.holder_prior > 0:
-        from sg_search.reasoning.knowledge.holder_prior import HolderPrior
-
-        prior = HolderPrior.load_default()
-        return UtilityReasoner(name, km.containment, km.cooccurrence, params, prior.weights)
-    return UtilityReasoner(name, km.containment, km.cooccurrence, params)
+    weights = HolderPrior.load_default().weights if params.holder_prior > 0 else None
+    return UtilityReasoner(name, km.containment, km.cooccurrence, params, weights)
 
 
 @dataclass(frozen=True)

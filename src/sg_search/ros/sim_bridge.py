@@ -189,7 +189,7 @@ class SimBridge(Node):
             x, y, _ = self.world.pose
             self.world.set_pose(x, y, math.atan2(p.y - y, p.x - x))
             c = self.config
-            self.world.aim_head((p.x, p.y, p.z), c.head_lift_max_m, c.look_down_min_rad, -0.8)
+            self.world.aim_head((p.x, p.y, p.z), c.head_lift_max_m, c.look_down_min_rad)
             result.pan, result.tilt = 0.0, float(-self.world.tilt)  # LookAt: negative tilt looks down
         handle.succeed()
         return result

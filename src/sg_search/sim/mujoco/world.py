@@ -25,6 +25,8 @@ import numpy as np
 from sg_search.sim.layout import HouseLayout
 from sg_search.sim.mujoco.mjcf import SmallObject, build_mjcf
 
+TILT_RANGE = (-0.8, 1.2)  # [rad] the camera's tilt limits (positive looks down)
+
 
 class SimError(ValueError):
     """A request the simulator refuses (the message says why); the state is unchanged."""
@@ -139,7 +141,7 @@ class SimWorld:
                 raise SimError(f"pose {name} must be finite, got {value}")
         self.pose = (x, y, yaw)
         if tilt is not None:
-            self.tilt = float(np.clip(tilt, -0.8, 1.2))
+            self.tilt = float(np.clip(tilt, *TILT_RANGE))
         if lift is not None:
             if not (math.isfinite(lift) and lift >= 0):
                 raise SimError(f"head lift must be finite and >= 0, got {lift}")
@@ -215,7 +217,11 @@ class SimWorld:
         )
 
     def aim_head(
-        self, target: tuple[float, float, float], max_lift_m: float, min_down_rad: float, min_tilt_rad: float
+        self,
+        target: tuple[float, float, float],
+        max_lift_m: float,
+        min_down_rad: float,
+        min_tilt_rad: float = TILT_RANGE[0],
     ) -> None:
         """Tilt the camera at ``target`` [m, map] from the base's pose, raising the head (up to
         ``max_lift_m``) until the line of sight descends at least ``min_down_rad``: how a robot
@@ -235,9 +241,8 @@ class SimWorld:
         except KeyError:
             raise SimError(f"no body {node_id!r} in {self.layout.scene}") from None
         x, y, _ = self.pose
-        yaw = math.atan2(target[1] - y, target[0] - x)
-        tilt = math.atan2(self.camera.height_m - target[2], math.hypot(target[0] - x, target[1] - y))
-        self.set_pose(x, y, yaw, tilt=tilt)
+        self.set_pose(x, y, math.atan2(target[1] - y, target[0] - x))
+        self.aim_head((float(target[0]), float(target[1]), float(target[2])), 0.0, 0.0)
 
     def distance_to(self, node_id: str) -> float:
         """Distance [m] from the base centre to the footprint of a furniture item."""

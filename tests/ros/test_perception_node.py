@@ -154,12 +154,17 @@ def test_bad_frames_are_skipped_with_a_reason_and_lose_nothing(start_node: Any, 
     ros_node.create_subscription(String, "perception_stats", lambda m: stats.append(json.loads(m.data)), 10)
     frames = FramePublisher(ros_node)
 
+    def reported() -> list[ObjectObservationArray]:
+        return [m for m in got if m.observations]
+
     def fused() -> bool:
         frames.publish()
-        return bool(got)
+        return bool(reported())
 
     assert wait_for(fused, timeout=60.0), "the good frames were not fused"
-    (mug,) = got[-1].observations
+    # every processed frame is published: the first, before the mug's second observation, empty
+    assert not got[0].observations and got[0].frame_index < reported()[0].frame_index
+    (mug,) = reported()[0].observations
     assert mug.category == "mug" and abs(mug.centroid.x - 2.0) < 0.05 and abs(mug.centroid.z - 1.0) < 0.1
     frames.publish(width=96, depth_width=80)  # rgb and depth sizes differ
     frames.publish(colour="mono8")
@@ -171,6 +176,6 @@ def test_bad_frames_are_skipped_with_a_reason_and_lose_nothing(start_node: Any, 
     assert node.process.poll() is None and stats[-1]["instances"] == 1
     got.clear()
     frames.publish(depth_encoding="16UC1")  # millimetres are accepted
-    assert wait_for(lambda: bool(got), timeout=20.0)
-    assert [o.instance_id for o in got[-1].observations] == [mug.instance_id]
-    assert got[-1].observations[0].observation_count > mug.observation_count
+    assert wait_for(lambda: bool(reported()), timeout=20.0)
+    assert [o.instance_id for o in reported()[-1].observations] == [mug.instance_id]
+    assert reported()[-1].observations[0].observation_count > mug.observation_count

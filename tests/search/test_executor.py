@@ -57,6 +57,13 @@ def test_open_reaches_opens_records_and_looks_inside() -> None:
     assert skills.states == {"cab": NodeState.OPEN}
 
 
+def test_navigating_to_an_object_ends_within_reach_facing_it() -> None:
+    skills = RecordingSkills()
+    report = AffordanceExecutor(skills).execute(Candidate("cab", SkillAffordance.NAVIGATE), _graph())
+    assert report.success and report.path_length == 2.0
+    assert skills.calls == ["navigate cab reach", "look cab"] and skills.states == {}
+
+
 def test_navigation_is_retried_once_when_safe_and_then_reported() -> None:
     skills = RecordingSkills(navigation=[SkillResult(False, 1.0, "stuck", retryable=True)])
     report = AffordanceExecutor(skills, navigation_retries=1).execute(

@@ -34,7 +34,7 @@ from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.perception.pipeline import PerceptionPipeline
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteParams
-from sg_search.planning.viewpoints import ViewpointParams, box_viewpoints, reach_points
+from sg_search.planning.viewpoints import approach_goal
 from sg_search.reasoning.base import Candidate
 from sg_search.reasoning.knowledge.model import KnowledgeModel
 from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
@@ -66,8 +66,6 @@ class EmbodiedParams:
         max_actions: forward/turn actions per episode.
         actions_per_target: most actions one navigation may take.
         arrive_m: how close [m] a navigation goal counts as reached.
-        reach_radii: viewpoint circles [m] for manipulation (within reach).
-        reach_tolerance_m: how close [m] to such a viewpoint the base must get.
         rooms_every: re-segment rooms at most every this many frames.
         forward_step_m, turn_step_deg: Habitat's action sizes [m, deg] (forward, turn).
     """
@@ -75,8 +73,6 @@ class EmbodiedParams:
     max_actions: int = 500
     actions_per_target: int = 200
     arrive_m: float = 0.3
-    reach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
-    reach_tolerance_m: float = 0.1
     rooms_every: int = 20
     forward_step_m: float = 0.25
     turn_step_deg: float = 30.0
@@ -233,10 +229,10 @@ class EmbodiedEpisode:
         """Nothing moves between actions."""
 
     def approach(self, node: SceneNode) -> ExecutionReport:
-        """Within reach of the candidate (``reach_radii``), facing it with the head up: the
+        """Within reach of the candidate (the planner's ``reach_radii``), facing it with the head up: the
         search ends here, and what lies in an open drawer shows only from above."""
         before = self.world.travelled
-        ok = self._approach(node, self.config.embodied.reach_radii)
+        ok = self._approach(node, within_reach=True)
         if ok:  # not face(): the head stays up
             self._aim(node)
             self.robot.observe()
@@ -272,7 +268,7 @@ class EmbodiedEpisode:
         elif node.layer == Layer.ROOM:
             ok = self.robot.drive_to(node.position[:2], 1.0, p.actions_per_target).success
         else:
-            ok = self._approach(node, p.reach_radii if purpose == "reach" else None)
+            ok = self._approach(node, within_reach=purpose == "reach")
             if ok:
                 self.face(node)
         travelled, gave_up = self.world.travelled - before, self._approach_gave_up
@@ -283,8 +279,8 @@ class EmbodiedEpisode:
             )
         return SkillResult(True, travelled, f"at {node.id}")
 
-    def _approach(self, node: SceneNode, radii: tuple[float, ...] | None) -> bool:
-        """To the best reachable viewpoint of ``node`` (VVD; for ``radii``, within reach); the
+    def _approach(self, node: SceneNode, within_reach: bool) -> bool:
+        """To the best reachable viewpoint of ``node`` (VVD; or within reach of it); the
         caller faces it. The viewpoints are chosen again after a failed drive: the map seen on the way
         (the far side of a bed, a closed door) changes which ones are reachable. The tries
         share the navigator's detour limit: once the metres driven for this approach pass
@@ -295,11 +291,11 @@ class EmbodiedEpisode:
         if node.bbox is None:
             return False
         p = self.config.embodied
-        tolerance = p.arrive_m if radii is None else p.reach_tolerance_m  # within reach means within it
+        tolerance = self.config.planner.reach_tolerance_m if within_reach else p.arrive_m
         failed: list[tuple[float, float]] = []
         start, limit = self.world.travelled, math.inf
         for _ in range(3):
-            goal = self._viewpoint(node, radii, failed)
+            goal = self._viewpoint(node, within_reach, failed)
             if goal is None:
                 return False
             nav = self.robot.navigator.params
@@ -318,28 +314,18 @@ class EmbodiedEpisode:
         return False
 
     def _viewpoint(
-        self, node: SceneNode, radii: tuple[float, ...] | None, failed: list[tuple[float, float]]
+        self, node: SceneNode, within_reach: bool, failed: list[tuple[float, float]]
     ) -> tuple[float, float] | None:
-        """The best viewpoint on the current map at the safest clearance that has one, away
-        from ``failed`` ones; within reach, the nearest reachable cells when no circle has one."""
+        """The planner node's choice (:func:`~sg_search.planning.viewpoints.approach_goal`) on
+        the current map, away from ``failed`` goals."""
         assert node.bbox is not None
         c = self.config.planner
-        params = c.viewpoints() if radii is None else ViewpointParams(radii=radii)
-        states = self.robot.map.states()
-        box = (np.array(node.bbox.center), np.array(node.bbox.size))
-        for free, field in self.robot.navigator.fields(self.world.pose[:2]):  # safest clearance first
-            views = box_viewpoints(
-                *box, states, free, self.robot.spec, params, field.distance,
-                (c.obstacle_min_z, c.obstacle_max_z),
-            )  # fmt: skip
-            goals = [v.xy for v in views]
-            if radii is not None:  # within reach: also the cells nearest the object, up to reach + tolerance
-                reach = max(radii) + self.config.embodied.reach_tolerance_m
-                goals += reach_points(node.bbox.center[:2], free, self.robot.spec, field.distance, reach)
-            goals = [g for g in goals if all(math.dist(g, f) > 0.3 for f in failed)]
-            if goals:
-                return goals[0]
-        return None
+        return approach_goal(
+            np.array(node.bbox.center), np.array(node.bbox.size), self.robot.map.states(),
+            self.robot.navigator.fields(self.world.pose[:2]), self.robot.spec,
+            c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
+            c.reach_m if within_reach else None, failed,
+        )  # fmt: skip
 
     def face(self, node: SceneNode) -> None:
         """Turn the base (30-degree actions) and look at the node from above; one frame."""

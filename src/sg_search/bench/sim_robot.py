@@ -25,6 +25,7 @@ from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
 from sg_search.planning.geodesic import DistanceField
 from sg_search.planning.navigator import NavError, Navigator, NavResult, turn_towards
+from sg_search.planning.stall import point_ahead
 from sg_search.sim.mujoco.world import Frame, SimWorld
 
 FULL_TURN = 12  # 30-degree turns in a full turn
@@ -84,8 +85,7 @@ class SimRobot:
         self.turns += forward_m == 0.0
         self.visited.append(self.pose()[:2])
         if not moved:
-            x, y, yaw = self.world.pose
-            self.map.mark_occupied(np.array([(x + 0.25 * math.cos(yaw), y + 0.25 * math.sin(yaw))]))
+            self.map.mark_occupied(np.array([point_ahead(self.world.pose, 0.25)]))
         self.observe()
         return moved
 

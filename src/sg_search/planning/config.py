@@ -43,12 +43,16 @@ class FrontierPlannerConfig:
     max_angular: float = 0.8
     goal_tolerance: float = 0.15
     stuck_window_s: float = 5.0
+    stall_window_s: float = 2.0
+    stall_progress_m: float = 0.03
     max_recoveries: int = 3
     navigate_timeout_s: float = 120.0
     replan_period_s: float = 5.0
     detour_factor: float = 2.0
     detour_slack_m: float = 2.0
     approach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
+    reach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
+    reach_tolerance_m: float = 0.1
     tf_timeout_s: float = 0.2
     goal_sender: str = "affordance_executor"
     map_file: str = ""
@@ -101,6 +105,12 @@ class FrontierPlannerConfig:
             max_recoveries=self.max_recoveries,
         )
 
-    def viewpoints(self) -> ViewpointParams:
-        """VVD candidates."""
-        return ViewpointParams(radii=self.approach_radii)
+    def viewpoints(self, within_reach: bool = False) -> ViewpointParams:
+        """VVD candidates: to see an object, or within reach of it (to manipulate it)."""
+        return ViewpointParams(radii=self.reach_radii if within_reach else self.approach_radii)
+
+    @property
+    def reach_m(self) -> float:
+        """How far [m] from an object's centre the base may stand to be within reach: the
+        largest reach circle plus the tolerance of arriving on it."""
+        return max(self.reach_radii) + self.reach_tolerance_m

@@ -11,13 +11,21 @@ Frame ``map``, metres; the viewpoint's height is the camera height.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial import cKDTree
 
 from sg_search.mapping.grid import GridSpec
+
+if TYPE_CHECKING:
+    from sg_search.planning.geodesic import DistanceField
+
+FAILED_SPACING_M = 0.3  # a goal this close to one the base failed to reach is not tried again
 
 
 @dataclass(frozen=True)
@@ -155,3 +163,32 @@ def reach_points(
     ok = (gap <= reach_m) & free[rr.ravel(), cc.ravel()] & np.isfinite(path)
     order = np.lexsort((path[ok], gap[ok]))[:limit]
     return [(float(x), float(y)) for x, y in xy[ok][order]]
+
+
+def approach_goal(
+    centre: NDArray[np.float64],
+    size: NDArray[np.float64],
+    states: NDArray[np.int8],
+    fields: Iterable[tuple[NDArray[np.bool_], DistanceField]],
+    spec: GridSpec,
+    params: ViewpointParams,
+    obstacle_heights: tuple[float, float],
+    reach_m: float | None = None,
+    failed: Sequence[tuple[float, float]] = (),
+) -> tuple[float, float] | None:
+    """Where the base should go to see a node's box (centre, size [m], ``map``), or to be
+    within ``reach_m`` [m] of its centre to manipulate it: the best viewpoint (``params``'
+    circles) at the safest clearance of ``fields`` (traversable cells and distance field from
+    the base, safest first) that has one; within reach, also the reachable cells nearest the
+    centre, for an object no circle reaches. Goals within ``FAILED_SPACING_M`` of ``failed``
+    ones are left out. None when there is none. The in-process world and the frontier planner
+    node both choose with this."""
+    for free, field in fields:
+        views = box_viewpoints(centre, size, states, free, spec, params, field.distance, obstacle_heights)
+        goals = [v.xy for v in views]
+        if reach_m is not None:
+            goals += reach_points((float(centre[0]), float(centre[1])), free, spec, field.distance, reach_m)
+        goals = [g for g in goals if all(math.dist(g, f) > FAILED_SPACING_M for f in failed)]
+        if goals:
+            return goals[0]
+    return None

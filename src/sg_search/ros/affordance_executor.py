@@ -8,7 +8,9 @@ The policy (which skills, in which order, which node state afterwards) is the co
 - open/close: the simulator bridge's ``open``/``close`` services (``manipulation: sim``) or
   the HSR driver's ``open_container`` action (``manipulation: hsr``);
 - look: the ``look_at`` action when a driver offers one, else the base turns towards the
-  node (cmd_vel, TF); then perception gets ``observe_s`` to fuse what it sees;
+  node (cmd_vel, TF); then the look waits until perception has processed ``observe_frames``
+  frames taken since, and the scene graph holds what they reported (at most
+  ``observe_timeout_s``);
 - node states go to the scene graph server's ``scene_graph/set_state``.
 
 A skill whose server is not running (or stops answering mid-goal: the planner died) ends the
@@ -38,6 +40,7 @@ from sg_search.ros.futures import goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.liveliness import AliveWatch, announce_alive
 from sg_search.ros.params import declare_config
+from sg_search.ros.perceived_frames import PerceivedFrames
 from sg_search.ros.tf import create_transform_source
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import Layer, NodeState, SceneNode
@@ -70,6 +73,7 @@ class AffordanceExecutorNode(Node):
         self._sender = AliveWatch(self, self.config.goal_sender)
         self.tf = create_transform_source(self)
         self._mirror = GraphMirror(self)
+        self._frames = PerceivedFrames(self)
         self._busy = threading.Lock()
         self._handle: ServerGoalHandle | None = None
         self._deadline = math.inf  # monotonic [s] at which the running goal's timeout_s runs out
@@ -147,7 +151,7 @@ class AffordanceExecutorNode(Node):
             goal.pose.pose.position = point_to_msg(node.position)
             goal.pose.pose.orientation.w = 1.0
         else:
-            goal.node_id = node.id
+            goal.node_id, goal.within_reach = node.id, purpose == "reach"
         try:
             response = self._run_action(
                 self._navigate,
@@ -248,7 +252,8 @@ class AffordanceExecutorNode(Node):
         return SkillResult(response.success, message=response.message, code=code)
 
     def look(self, node: SceneNode) -> SkillResult:
-        """Point the camera at the node (head or base), then give perception ``observe_s``."""
+        """Point the camera at the node (head or base), then wait for perception to see it
+        (module docstring)."""
         target = node.bbox.center if node.bbox is not None else node.position
         if self._look_action.server_is_ready():
             goal = LookAt.Goal()
@@ -261,8 +266,19 @@ class AffordanceExecutorNode(Node):
                 self._turn_towards(target)
         else:
             self._turn_towards(target)
-        time.sleep(self.config.observe_s)
-        return SkillResult(True, message=f"looked at {node.id}")
+        c = self.config
+        after_s = self.get_clock().now().nanoseconds * 1e-9
+        if self._frames.wait_after(
+            after_s, c.observe_frames, c.observe_timeout_s, self._mirror.has_frame, self._canceled
+        ):
+            return SkillResult(True, message=f"looked at {node.id}")
+        seen = len(self._frames.after(after_s))
+        message = (
+            f"looked at {node.id}; perception processed {seen} of {c.observe_frames} frames "
+            f"in {c.observe_timeout_s:g} s"
+        )
+        self.get_logger().warn(message)
+        return SkillResult(True, message=message)
 
     def _turn_towards(self, target: tuple[float, float, float]) -> None:
         c = self.config

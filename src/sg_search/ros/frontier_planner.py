@@ -33,7 +33,8 @@ from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.geodesic import DistanceField, path_length, traversable
 from sg_search.planning.navigator import NavError, Navigator
-from sg_search.planning.viewpoints import box_viewpoints
+from sg_search.planning.stall import StallDetector, point_ahead
+from sg_search.planning.viewpoints import approach_goal
 from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.liveliness import AliveWatch, announce_alive
@@ -81,7 +82,10 @@ class FrontierPlanner(Node):
         self._alive = announce_alive(self)
         self._sender = AliveWatch(self, self.config.goal_sender)
         c = self.config
-        self.base = TwistBase(self.tf, self._cmd_pub, c.map_frame, c.base_frame, c.control_period_s)
+        self.base = TwistBase(
+            self.tf, self._cmd_pub, c.map_frame, c.base_frame, c.control_period_s,
+            StallDetector(c.stall_window_s, c.stall_progress_m), self._on_blocked,
+        )  # fmt: skip
         self.create_timer(
             self.config.update_period_s, self._update, callback_group=MutuallyExclusiveCallbackGroup()
         )
@@ -240,9 +244,11 @@ class FrontierPlanner(Node):
         for frontier in self.frontiers:
             if frontier.frontier_id == goal.node_id:
                 return frontier.goal
-        return self._viewpoint_of(goal.node_id)
+        return self._viewpoint_of(goal.node_id, goal.within_reach)
 
-    def _viewpoint_of(self, node_id: str) -> tuple[float, float]:
+    def _viewpoint_of(self, node_id: str, within_reach: bool) -> tuple[float, float]:
+        """The node's viewpoint (:func:`~sg_search.planning.viewpoints.approach_goal`, as the
+        in-process world chooses it) from the base's pose."""
         if not self._graph_client.wait_for_service(timeout_sec=2.0):
             raise GoalError(
                 NavigateTo.Result.UNKNOWN_NODE, "scene graph server not available to resolve node ids"
@@ -255,19 +261,21 @@ class FrontierPlanner(Node):
         node = next((n for n in response.update.nodes if n.id == node_id), None)
         if node is None:
             raise GoalError(NavigateTo.Result.UNKNOWN_NODE, f"unknown node {node_id!r}")
-        centre = np.array([node.position.x, node.position.y, node.position.z])
         size = np.array([node.bbox.size.x, node.bbox.size.y, node.bbox.size.z])
-        with self._lock:
-            states = self.map.states()
-            free, field = self._free, self.field
+        middle = node.bbox.center if size.any() else node.position  # no box: its points' centroid
+        centre = np.array([middle.x, middle.y, middle.z])
+        pose = self.base.pose()
+        if pose is None:
+            raise GoalError(NavigateTo.Result.UNKNOWN, "the base's pose is not known (no transform)")
         c = self.config
-        views = box_viewpoints(
-            centre, size, states, free, self.spec, c.viewpoints(), field.distance if field else None,
-            (c.obstacle_min_z, c.obstacle_max_z),
+        goal = approach_goal(
+            centre, size, self._states(), self.navigator.fields(pose[:2]), self.spec,
+            c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
+            c.reach_m if within_reach else None,
         )  # fmt: skip
-        if not views:
+        if goal is None:
             raise GoalError(NavigateTo.Result.NO_VALID_PATH, f"no reachable viewpoint around {node_id!r}")
-        return views[0].xy
+        return goal
 
     def _drive(self, handle: ServerGoalHandle, result: NavigateTo.Result) -> NavigateTo.Result:
         goal: NavigateTo.Goal = handle.request
@@ -291,7 +299,7 @@ class FrontierPlanner(Node):
         outcome = self.navigator.navigate(
             self.base,
             target,
-            float(goal.tolerance),
+            float(goal.tolerance) or (self.config.reach_tolerance_m if goal.within_reach else 0.0),
             should_stop=lambda: bool(handle.is_cancel_requested or sender.lost),
             on_path=self._publish_plan,
             on_feedback=feedback,
@@ -310,6 +318,16 @@ class FrontierPlanner(Node):
         if outcome.final_pose is not None:
             result.final_pose = self._pose_msg(outcome.final_pose)
         return result
+
+    def _on_blocked(self, pose: Pose2D) -> None:
+        """The base pushed forward without moving: the cell in front is occupied (what the
+        in-process robot's bumper marks), so the next plan goes around it."""
+        ahead = point_ahead(pose, self.config.robot_radius + self.spec.resolution)
+        self.get_logger().warn(
+            f"blocked at ({pose[0]:.2f}, {pose[1]:.2f}): ({ahead[0]:.2f}, {ahead[1]:.2f}) marked occupied"
+        )
+        with self._lock:
+            self.map.mark_occupied(np.array([ahead]))
 
     def _states(self) -> np.ndarray:
         with self._lock:

@@ -40,6 +40,11 @@ class GraphMirror:
         with self._lock:
             return self._graph.sequence if self._synced else -1
 
+    def has_frame(self, frame_index: int) -> bool:
+        """Whether a node of the graph held lists ``frame_index`` among its frames."""
+        with self._lock:
+            return any(frame_index in n.frame_ids for n in self._graph.nodes())
+
     def _on_update(self, msg: SceneGraphUpdate) -> None:
         try:
             update = update_from_msg(msg)

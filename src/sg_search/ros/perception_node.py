@@ -4,8 +4,10 @@ Topics (relative):
   sub ``rgb`` (rgb8/bgr8), ``depth`` (32FC1 m or 16UC1 mm x ``depth_scale``), ``camera_info``;
       with the ground_truth detector also ``instances`` (32SC1) and ``instance_categories``
       (std_msgs/String JSON {id: [source id, category]}, latched); TF ``map_frame`` <- camera
-  pub ``observations`` (ObjectObservationArray: confirmed instances created or changed by the
-      frame, ids merged away), ``perception_stats`` (std_msgs/String JSON counters, every
+  pub ``observations`` (ObjectObservationArray, one per processed frame: confirmed instances
+      created or changed by the frame, ids merged away; empty when the frame changed nothing,
+      which tells a skill that perception has seen the scene since it moved the camera),
+      ``perception_stats`` (std_msgs/String JSON counters, every
       ``stats_period_s``)
 Parameters: config/sg_search.yaml, ``perception``; ``vocabulary`` can be set at run time
 (``ros2 param set /perception vocabulary "[mug, passport]"``).
@@ -222,16 +224,15 @@ class Perception(Node):
         pose = self._lookup(depth_msg.header.frame_id, stamp_of(depth_msg))
         k = (intrinsics.fx, intrinsics.fy, intrinsics.cx, intrinsics.cy)
         update = self.pipeline.process(RgbdImage(rgb, depth, instance, self._categories), k, pose)
-        if update:
-            header = Header(stamp=depth_msg.header.stamp, frame_id=self.config.map_frame)
-            self._publisher.publish(
-                ObjectObservationArray(
-                    header=header,
-                    frame_index=update.frame_index,
-                    observations=[instance_to_msg(i) for i in update.confirmed],
-                    removed_instance_ids=update.removed,
-                )
+        header = Header(stamp=depth_msg.header.stamp, frame_id=self.config.map_frame)
+        self._publisher.publish(  # also when empty: it says this frame was processed
+            ObjectObservationArray(
+                header=header,
+                frame_index=update.frame_index,
+                observations=[instance_to_msg(i) for i in update.confirmed],
+                removed_instance_ids=update.removed,
             )
+        )
         self.stats["process_ms_total"] += int((time.perf_counter() - start) * 1e3)
 
     def _lookup(self, frame_id: str, stamp: float) -> NDArray[np.float64]:

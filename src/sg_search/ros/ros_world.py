@@ -245,8 +245,9 @@ class RosWorld:
             wait_future(handle.cancel_goal_async(), 2.0)
 
     def approach(self, node: SceneNode) -> ExecutionReport:
-        """INSPECT: the executor drives to the node's best viewpoint and looks at it."""
-        return self.execute(Candidate(node.id, SkillAffordance.INSPECT))
+        """NAVIGATE to an object: the executor drives within reach of it (the viewpoints the
+        in-process world's approach uses) and looks at it."""
+        return self.execute(Candidate(node.id, SkillAffordance.NAVIGATE))
 
     def reobserve(self, node: SceneNode, after_frame: int) -> SceneNode | None:
         """Wait up to ``verify_observation_timeout_s`` for perception to report the candidate in

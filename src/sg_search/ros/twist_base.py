@@ -1,15 +1,19 @@
 """A mobile base over ROS for the core's navigator: pose from TF (``map_frame`` <- ``base_frame``),
-velocity commands on a Twist publisher, one command per control period (wall clock)."""
+velocity commands on a Twist publisher, one command per control period (wall clock). Given a
+:class:`~sg_search.planning.stall.StallDetector`, a base that is told to drive forward and does
+not move reports itself blocked (``on_blocked`` with its pose; the command returns False)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from geometry_msgs.msg import Twist
 from rclpy.publisher import Publisher
 
 from sg_search.geometry import Pose2D
 from sg_search.planning.follower import Command
+from sg_search.planning.stall import StallDetector
 from sg_search.ros.tf import TransformSource, base_pose
 
 
@@ -17,22 +21,34 @@ class TwistBase:
     """A :class:`~sg_search.planning.navigator.Base` (see the module docstring)."""
 
     def __init__(
-        self, tf: TransformSource, cmd_vel: Publisher, map_frame: str, base_frame: str, period_s: float
+        self,
+        tf: TransformSource,
+        cmd_vel: Publisher,
+        map_frame: str,
+        base_frame: str,
+        period_s: float,
+        stall: StallDetector | None = None,
+        on_blocked: Callable[[Pose2D], None] = lambda pose: None,
     ) -> None:
         self.tf, self.cmd_vel = tf, cmd_vel
         self.map_frame, self.base_frame, self.period_s = map_frame, base_frame, period_s
+        self.stall, self.on_blocked = stall, on_blocked
 
     def pose(self) -> Pose2D | None:
         """The base in the map, or None while TF does not know it."""
         return base_pose(self.tf, self.map_frame, self.base_frame)
 
     def command(self, command: Command) -> bool:
-        """Publish the command, then wait one control period."""
+        """Publish the command, then wait one control period; False when the base is blocked."""
         twist = Twist()
         twist.linear.x, twist.angular.z = command.linear, command.angular
         self.cmd_vel.publish(twist)
         time.sleep(self.period_s)
-        return True
+        pose = self.pose() if self.stall is not None else None
+        if self.stall is None or pose is None or not self.stall.update(self.now(), pose, command.linear):
+            return True
+        self.on_blocked(pose)
+        return False
 
     def now(self) -> float:
         """Wall-clock seconds."""

@@ -99,7 +99,8 @@ class ExecutorNodeConfig:
     look_action: str = "look_at"
     service_timeout_s: float = 10.0
     manipulation_timeout_s: float = 120.0
-    observe_s: float = 1.0
+    observe_frames: int = 3
+    observe_timeout_s: float = 10.0
     map_frame: str = frames.MAP
     base_frame: str = frames.BASE_LINK
     turn_speed_rps: float = 0.6

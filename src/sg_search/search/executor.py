@@ -3,9 +3,11 @@
 A reasoner picks (node, affordance); the executor turns that into skills and keeps the
 graph's node states honest: NAVIGATE drives to a frontier or into a room (the room becomes
 EXPLORED; a frontier the base is already at, and which stays open, is a failure, so that the
-search does not choose it forever); OPEN approaches within reach, opens, marks the container
-OPEN and looks inside; INSPECT approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE
-approaches, closes and marks it CLOSED. Navigation is retried once when the skill says a
+search does not choose it forever), or within reach of an object, facing it (how a search
+ends: ObjectNav's success region with the object in view; reasoners do not choose it); OPEN
+approaches within reach, opens, marks the container OPEN and looks inside; INSPECT
+approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE approaches,
+closes and marks it CLOSED. Navigation is retried once when the skill says a
 retry is safe (a re-plan, not a manipulation); manipulation is never retried blindly.
 
 The skills themselves are injected: the in-process simulator world's
@@ -88,6 +90,12 @@ class AffordanceExecutor:
         if node is None:
             return _failed(ExecutorError.UNKNOWN_NODE, f"no node {candidate.node_id!r} in the scene graph")
         affordance = candidate.affordance
+        if affordance == SkillAffordance.NAVIGATE and node.kind != "frontier" and node.layer != Layer.ROOM:
+            reach = self._navigate(node, "reach")
+            if not reach.success:
+                return _report(reach, ExecutorError.NAVIGATION_FAILED)
+            looked = self.skills.look(node)
+            return ExecutionReport(True, reach.path_length + looked.path_length, looked.message)
         if affordance == SkillAffordance.NAVIGATE:
             result = self._navigate(node, "explore")
             if result.success and node.kind == "frontier" and result.path_length == 0.0:

@@ -49,10 +49,14 @@ GRID = (
 
 
 class KinematicBaseDouble:
-    """Integrates cmd_vel as a unicycle, publishes TF and depth of the box room (test double)."""
+    """Integrates cmd_vel as a unicycle, publishes TF and depth of the box room (test double).
+    ``pillar``: (x, y, radius) [m] of an obstacle the depth camera does not show (a glass
+    pillar): the base does not move into it."""
 
-    def __init__(self, node: Node, x: float, y: float, yaw: float) -> None:
-        self.node, self.pose, self.cmd = node, [x, y, yaw], Twist()
+    def __init__(
+        self, node: Node, x: float, y: float, yaw: float, pillar: tuple[float, float, float] | None = None
+    ) -> None:
+        self.node, self.pose, self.cmd, self.pillar = node, [x, y, yaw], Twist(), pillar
         self.tf = TfBroadcaster(node)
         self.depth = node.create_publisher(Image, "depth", 10)
         self.info = node.create_publisher(CameraInfo, "camera_info", 10)
@@ -77,7 +81,10 @@ class KinematicBaseDouble:
         while not self._stop.is_set():
             x, y, yaw = self.pose
             v, w = self.cmd.linear.x, self.cmd.angular.z
-            self.pose = [x + v * math.cos(yaw) * dt, y + v * math.sin(yaw) * dt, yaw + w * dt]
+            ahead = (x + v * math.cos(yaw) * dt, y + v * math.sin(yaw) * dt)
+            if self.pillar is not None and math.dist(ahead, self.pillar[:2]) < self.pillar[2] + 0.2:
+                ahead = (x, y)  # the base's 0.2 m radius touches the pillar: it does not move
+            self.pose = [*ahead, yaw + w * dt]
             now = self.node.get_clock().now()
             stamp = now.nanoseconds * 1e-9
             base = Transform(np.array([self.pose[0], self.pose[1], 0.0]), quat_from_yaw(self.pose[2]))
@@ -161,3 +168,25 @@ def test_navigate_to_a_pose_and_refuse_bad_goals(
     assert arrived.result.error_code == NavigateTo.Result.NONE, arrived.result.error_msg
     assert math.hypot(base.pose[0] - 4.5, base.pose[1] - 2.5) < 0.3
     assert arrived.result.path_length == pytest.approx(math.hypot(3.5, 0.5), rel=0.3)
+
+
+def test_a_base_blocked_by_what_the_camera_misses_marks_it_and_drives_around(
+    start_node: Any, ros_node: Node
+) -> None:
+    double = KinematicBaseDouble(ros_node, 1.0, 2.0, 0.0, pillar=(2.6, 2.0, 0.1))
+    try:
+        start_node("frontier_planner", *GRID, "-p", "stall_window_s:=1.0")
+        client = ActionClient(ros_node, NavigateTo, "navigate")
+        assert client.wait_for_server(timeout_sec=20)
+        time.sleep(2.0)  # a few depth frames: the space ahead becomes known
+        goal = NavigateTo.Goal()
+        goal.pose.header.frame_id = "map"
+        goal.pose.pose.position.x, goal.pose.pose.position.y = 4.5, 2.0  # straight through the pillar
+        handle = wait_future(client.send_goal_async(goal), 10.0)
+        assert handle is not None and handle.accepted
+        result = wait_future(handle.get_result_async(), 120.0)
+        assert result is not None
+        assert result.result.error_code == NavigateTo.Result.NONE, result.result.error_msg
+        assert math.hypot(double.pose[0] - 4.5, double.pose[1] - 2.0) < 0.3
+    finally:
+        double.stop()

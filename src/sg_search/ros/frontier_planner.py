@@ -5,7 +5,11 @@ Topics (relative):
   pub ``map`` (nav_msgs/OccupancyGrid, latched), ``frontiers`` (FrontierArray), ``plan`` (nav_msgs/Path),
       ``cmd_vel`` (geometry_msgs/Twist, in ``base_frame``)
 Services: ``geodesic_distances`` (GetGeodesicDistances)
-Actions:  ``navigate`` (NavigateTo): a pose, a frontier id, or a scene-graph node id (VVD viewpoint)
+Actions:  ``navigate`` (NavigateTo): a pose, a frontier id, or a scene-graph node id (its VVD
+          viewpoint, or with ``within_reach`` one within arm's reach; chosen as the in-process
+          world chooses them). A base that is told to drive forward and does not move for
+          ``stall_window_s`` marks the cell ahead occupied (a bumper from odometry) and the
+          path is planned again around it.
 """
 
 from __future__ import annotations

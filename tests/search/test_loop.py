@@ -187,3 +187,62 @@ def test_consecutive_failures_end_the_search_and_decisions_are_recorded() -> Non
     assert outcome.error == SearchError.EXECUTION_FAILED and outcome.steps == 3
     assert [d.step for d in outcome.decisions] == [1, 2, 3]
     assert all(d.top and d.top[0][0] == d.chosen for d in outcome.decisions)
+
+
+def _opening_world(
+    graph: SceneGraph, inside: ObjectInstance | None, done: list[tuple[str, str]]
+) -> ScriptedWorld:
+    """The house whose drawer holds ``inside`` (or nothing); executions change node states as the
+    executor would, and are recorded as (node, affordance name)."""
+    from dataclasses import replace
+
+    from sg_search.reasoning.base import SkillAffordance
+    from sg_search.scene_graph import NodeState
+
+    states = {
+        SkillAffordance.OPEN: NodeState.OPEN,
+        SkillAffordance.CLOSE: NodeState.EXPLORED,
+        SkillAffordance.NAVIGATE: NodeState.EXPLORED,
+    }
+
+    def execute(candidate: Candidate) -> ExecutionReport:
+        done.append((candidate.node_id, candidate.affordance.name))
+        node = graph.get(candidate.node_id)
+        assert node is not None
+        graph.upsert_node(replace(node, state=states[candidate.affordance]))
+        if candidate.affordance == SkillAffordance.OPEN and inside is not None:
+            integrate_instances(graph, 1, [inside], [], IntegrationParams())
+        return ExecutionReport(True, 1.0)
+
+    return ScriptedWorld(lambda: graph, execute)
+
+
+@pytest.mark.parametrize("close_searched", [True, False])
+def test_a_container_that_showed_nothing_is_closed_and_not_opened_again(close_searched: bool) -> None:
+    done: list[tuple[str, str]] = []
+    outcome = run_search(
+        "passport",
+        create_reasoner("random"),
+        _opening_world(_house(), None, done),
+        params=SearchParams(max_steps=10, close_searched=close_searched),
+        sleep=_no_sleep,
+    )
+    assert outcome.error == SearchError.NO_REACHABLE_TARGETS
+    drawer = [affordance for node, affordance in done if node == "drawer"]
+    assert drawer == (["OPEN", "CLOSE"] if close_searched else ["OPEN"])
+    assert ("drawer", "CLOSE") not in done or done.index(("drawer", "CLOSE")) == done.index(
+        ("drawer", "OPEN")
+    ) + 1
+
+
+def test_a_container_with_a_candidate_inside_stays_open() -> None:
+    done: list[tuple[str, str]] = []
+    passport = ObjectInstance("obj_1", "passport", 0.9, (1.0, 1.0, 0.3))
+    outcome = run_search(
+        "passport",
+        create_reasoner("random"),
+        _opening_world(_house(), passport, done),
+        params=SearchParams(max_steps=10, close_searched=True),
+        sleep=_no_sleep,
+    )
+    assert outcome.error == SearchError.NONE and ("drawer", "CLOSE") not in done

@@ -131,16 +131,3 @@ def test_an_opened_container_seen_anew_is_not_closed_again() -> None:
     door_open, far = fridge("f2", 1.2, 0.7, 1.2), fridge("f3", 5.0, 1.0, 0.7)
     integrate_instances(graph, 2, [door_open, far], params=params)
     assert graph.node("f2").state == NodeState.OPEN and graph.node("f3").state == NodeState.CLOSED
-
-
-def test_a_container_searched_and_closed_seen_anew_is_not_offered_again() -> None:
-    graph = SceneGraph()
-    params = IntegrationParams(openable_categories=("fridge",))
-    box = Box3D((1.0, 1.0, 0.9), (0.7, 0.7, 1.8))
-    integrate_instances(
-        graph, 1, [ObjectInstance("f1", "fridge", 0.9, (1.0, 1.0, 0.9), bbox=box)], params=params
-    )
-    graph.upsert_node(replace(graph.node("f1"), state=NodeState.EXPLORED))  # opened, nothing inside, closed
-    again = ObjectInstance("f2", "fridge", 0.9, (1.05, 1.0, 0.9), bbox=box)
-    integrate_instances(graph, 2, [again], params=params)
-    assert graph.node("f2").state == NodeState.EXPLORED

@@ -352,10 +352,8 @@ class EmbodiedEpisode:
         return self._set_open(node, True)
 
     def close(self, node: SceneNode) -> SkillResult:
-        """Close it again, and see (one frame) the space its door took."""
-        result = self._set_open(node, False)
-        self.robot.observe()
-        return result
+        """Close it again."""
+        return self._set_open(node, False)
 
     def _set_open(self, node: SceneNode, open_: bool) -> SkillResult:
         point = node.bbox.center if node.bbox is not None else node.position

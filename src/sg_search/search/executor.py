@@ -7,9 +7,8 @@ search does not choose it forever), or within reach of an object, facing it (how
 ends: ObjectNav's success region with the object in view; reasoners do not choose it); OPEN
 approaches within reach, opens, marks the container OPEN and looks inside; INSPECT
 approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE approaches,
-closes and marks it EXPLORED (its inside was seen: it is not offered for opening again).
-Navigation is retried once when the skill says a retry is safe (a re-plan, not a
-manipulation); manipulation is never retried blindly.
+closes and marks it CLOSED. Navigation is retried once when the skill says a
+retry is safe (a re-plan, not a manipulation); manipulation is never retried blindly.
 
 The skills themselves are injected: the in-process simulator world's
 (:mod:`sg_search.bench.embodied_world`) or the ROS node's (planner action, simulator services
@@ -114,7 +113,7 @@ class AffordanceExecutor:
             done = self.skills.open(node) if opening else self.skills.close(node)
             if not done.success:
                 return _report(done, ExecutorError.MANIPULATION_FAILED, reach.path_length)
-            self.skills.set_state(node.id, NodeState.OPEN if opening else NodeState.EXPLORED)
+            self.skills.set_state(node.id, NodeState.OPEN if opening else NodeState.CLOSED)
             if opening:
                 self.skills.look(node)
             return ExecutionReport(True, reach.path_length + done.path_length, done.message)

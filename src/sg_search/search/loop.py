@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from sg_search.perception.categories import query_category
-from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, SkillAffordance
+from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.scene_graph.query import find_nodes
 from sg_search.search.reports import ExecutionReport, VerificationReport
@@ -53,8 +53,6 @@ class SearchParams:
         max_failures: consecutive execution failures before the search gives up (EXECUTION_FAILED).
         settle_s: when nothing is actionable, wait up to this long [s] for the graph to offer
             something (first frames, the planner's next frontiers) before NO_REACHABLE_TARGETS.
-        close_searched: close a container the search opened when its inside showed no goal
-            candidate (an open door is in the robot's way: the map holds it as a wall).
     """
 
     max_steps: int = 50
@@ -63,7 +61,6 @@ class SearchParams:
     min_confidence: float = 0.5
     max_failures: int = 5
     settle_s: float = 0.0
-    close_searched: bool = False
 
     def __post_init__(self) -> None:
         """Budgets that bind: ValueError naming the field for a NaN, a negative number or
@@ -208,35 +205,9 @@ def run_search(
         failures = _act(outcome, graph, best, acting.execute(best), failures, report, params)
         if failures < 0:
             return outcome
-        _close_if_empty(outcome, world, acting, best if not failures else None, category, params, report)
         if failures:
             rejected.add(best.node_id)
     return _last_look(outcome, world.graph(), category, params, verify, report)
-
-
-def _close_if_empty(
-    outcome: SearchOutcome,
-    world: SensedWorld,
-    acting: ActingWorld,
-    done: Candidate | None,
-    category: str,
-    params: SearchParams,
-    report: Callable[[SearchStep], None],
-) -> None:
-    """With ``close_searched``: when ``done`` (the candidate just executed, None if it failed)
-    opened a container and no goal candidate showed inside, close it; the executor marks it
-    EXPLORED (searched), so it is not offered again. A robot that cannot close (no such
-    skill) leaves it open; that is no failure of the search."""
-    if not params.close_searched or done is None or done.affordance != SkillAffordance.OPEN:
-        return
-    graph = world.graph()
-    if graph is None or _visible(graph, category, params, frozenset(outcome.rejected_candidates)):
-        return
-    closing = Candidate(
-        done.node_id, SkillAffordance.CLOSE, done.utility, reason="nothing inside: closing it"
-    )
-    report(SearchStep(outcome.steps, "close", done.node_id, done.utility, closing.reason))
-    outcome.path_length += acting.execute(closing).path_length
 
 
 def _second_chance(rejected: set[str], retried: set[str]) -> bool:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -148,6 +149,9 @@ def live(out: Path) -> int:
 
 
 if __name__ == "__main__":
+    # The viewer runs in a session of its own (stop_viewer ends it): a SIGTERM (the test's
+    # timeout) must unwind through the ``finally`` blocks that stop it and the browser.
+    signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
     if sys.argv[1] == "--live":
         sys.exit(live(Path(sys.argv[2])))
     sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))

@@ -26,6 +26,7 @@ from sg_search.search.loop import DecisionRecord
 from sg_search.view import CameraFrame, SearchLog
 
 ROOT = Path(__file__).resolve().parents[2]
+DRIVE_TIMEOUT_S = 300
 pytestmark = [
     pytest.mark.xdist_group("robot"),  # a browser rendering WebGL on the CPU beside timed tests
     pytest.mark.skipif(
@@ -81,8 +82,20 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         sys.executable,
         str(ROOT / "tests/browser/drive.py"),
     ]
-    result = subprocess.run([*command, str(run), str(out)], capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
+    driver = subprocess.Popen(
+        [*command, str(run), str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _, stderr = driver.communicate(timeout=DRIVE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        driver.terminate()  # drive.py then stops the viewer and the browser it started
+        try:
+            driver.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            driver.kill()
+            driver.communicate()
+        pytest.fail(f"drive.py did not finish within {DRIVE_TIMEOUT_S} s")
+    assert driver.returncode == 0, stderr[-3000:]
     return dict(json.loads((out / "seen.json").read_text()), out=out)
 
 

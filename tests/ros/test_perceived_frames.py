@@ -64,3 +64,14 @@ def test_a_wait_stops_when_asked(ros_node: Node) -> None:
     waiting.start()
     waiting.join(timeout=20.0)
     assert done == [False], "the wait did not stop"
+
+
+def test_a_frame_that_only_merged_ids_away_needs_no_graph_entry(ros_node: Node) -> None:
+    frames = PerceivedFrames(ros_node)
+    publisher = ros_node.create_publisher(ObjectObservationArray, "observations", 10)
+    assert wait_for(lambda: publisher.get_subscription_count() > 0)
+    merged = _frame(7, 100.5, False)
+    merged.removed_instance_ids = ["obj_3"]  # no node lists frame 7: nothing there to wait for
+    publisher.publish(merged)
+    assert wait_for(lambda: len(frames.after(MOVED_S)) == 1)
+    assert frames.wait_after(MOVED_S, 1, 0.3, lambda index: False)

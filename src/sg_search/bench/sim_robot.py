@@ -85,7 +85,7 @@ class SimRobot:
         self.turns += forward_m == 0.0
         self.visited.append(self.pose()[:2])
         if not moved:
-            self.map.mark_occupied(np.array([point_ahead(self.world.pose, 0.25)]))
+            self.map.mark_occupied(np.array([point_ahead(self.world.pose, self.planner.bump_ahead_m)]))
         self.observe()
         return moved
 

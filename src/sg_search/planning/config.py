@@ -110,6 +110,12 @@ class FrontierPlannerConfig:
         return ViewpointParams(radii=self.reach_radii if within_reach else self.approach_radii)
 
     @property
+    def bump_ahead_m(self) -> float:
+        """Where [m ahead of the base's centre] a base blocked outright marks the obstacle: the
+        first cell beyond its radius (the in-process robot's bumper and the node's stall)."""
+        return self.robot_radius + self.resolution
+
+    @property
     def reach_m(self) -> float:
         """How far [m] from an object's centre the base may stand to be within reach: the
         largest reach circle plus the tolerance of arriving on it."""

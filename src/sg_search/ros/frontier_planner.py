@@ -326,7 +326,7 @@ class FrontierPlanner(Node):
     def _on_blocked(self, pose: Pose2D) -> None:
         """The base pushed forward without moving: the cell in front is occupied (what the
         in-process robot's bumper marks), so the next plan goes around it."""
-        ahead = point_ahead(pose, self.config.robot_radius + self.spec.resolution)
+        ahead = point_ahead(pose, self.config.bump_ahead_m)
         self.get_logger().warn(
             f"blocked at ({pose[0]:.2f}, {pose[1]:.2f}): ({ahead[0]:.2f}, {ahead[1]:.2f}) marked occupied"
         )

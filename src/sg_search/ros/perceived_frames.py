@@ -27,7 +27,8 @@ POLL_S = 0.05
 @dataclass(frozen=True)
 class ProcessedFrame:
     """One frame perception processed: capture stamp [s, the node's clock], its index, and
-    whether it reported anything (then the scene graph server records the index)."""
+    whether it reported instances (then the scene graph's nodes list the index; ids merged
+    away leave no trace there to wait for)."""
 
     stamp_s: float
     index: int
@@ -43,9 +44,7 @@ class PerceivedFrames:
         node.create_subscription(ObjectObservationArray, "observations", self._on_observations, 10)
 
     def _on_observations(self, msg: ObjectObservationArray) -> None:
-        frame = ProcessedFrame(
-            stamp_of(msg), int(msg.frame_index), bool(msg.observations or msg.removed_instance_ids)
-        )
+        frame = ProcessedFrame(stamp_of(msg), int(msg.frame_index), bool(msg.observations))
         with self._lock:
             self._frames.append(frame)
 

@@ -15,7 +15,6 @@ from box_room import HEIGHT, INTRINSICS, WIDTH, camera_pose, render_box_room
 from conftest import wait_for
 from geometry_msgs.msg import Point, Twist
 from nav_msgs.msg import OccupancyGrid
-from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image
@@ -26,6 +25,7 @@ from test_stack_over_dds import call
 
 from sg_search.geometry import Transform
 from sg_search.geometry.transforms import quat_from_yaw
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_to_msg
 from sg_search.ros.tf import TfBroadcaster, transform_to_msg

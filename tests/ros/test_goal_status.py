@@ -10,12 +10,13 @@ import types
 from typing import Any
 
 import pytest
-from rclpy.action import ActionClient, ActionServer
+from rclpy.action import ActionServer
 from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance, NavigateTo
 from test_stack_over_dds import SCENE, STARTUP_S
 
 from sg_search.reasoning.base import Candidate, SkillAffordance
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.futures import wait_future
 from sg_search.ros.ros_world import RosWorld
 from sg_search.search.config import ReasonerNodeConfig

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from conftest import wait_for
 from geometry_msgs.msg import PoseStamped, Twist
-from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.action import LookAt, OpenContainer
 from std_msgs.msg import Bool, String
 
 from sg_search.geometry.transforms import quat_from_yaw
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.futures import wait_future
 
 pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml

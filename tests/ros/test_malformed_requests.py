@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 from conftest import wait_for
 from geometry_msgs.msg import Point
-from rclpy.action import ActionClient
 from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance, LookAt, NavigateTo
 from sg_search_interfaces.srv import (
@@ -24,6 +23,7 @@ from sg_search_interfaces.srv import (
 from test_search_robustness import STARTUP_S, _start_stack
 from test_stack_over_dds import call
 
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.futures import wait_future
 
 pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 from conftest import wait_for
 from nav_msgs.msg import Odometry
-from rclpy.action import ActionClient
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.action import NavigateTo
@@ -22,6 +21,7 @@ from sg_search_interfaces.srv import GetSceneGraph
 from std_srvs.srv import Trigger
 from test_stack_over_dds import call
 
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph import Layer
 from sg_search.scene_graph.serialization import load_snapshot

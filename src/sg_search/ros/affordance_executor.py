@@ -26,7 +26,7 @@ import time
 from typing import Any
 
 from geometry_msgs.msg import Point, Twist
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
@@ -35,6 +35,7 @@ from sg_search_interfaces.srv import SetContainer, SetNodeState
 
 from sg_search.planning.navigator import turn_towards
 from sg_search.reasoning.base import Candidate, SkillAffordance
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from geometry_msgs.msg import PointStamped
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
@@ -29,6 +29,7 @@ from sg_search.perception.categories import query_category
 from sg_search.reasoning import ReasonerInput, SkillAffordance, create_reasoner
 from sg_search.reasoning.llm.base import stats_line
 from sg_search.reasoning.registry import reasoner_params_type, section_key
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.graph_mirror import GraphMirror

@@ -17,7 +17,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from rclpy.action import ActionClient
 from rclpy.callback_groups import ReentrantCallbackGroup
 from sensor_msgs.msg import Image
 from sg_search_interfaces.action import ExecuteAffordance
@@ -26,6 +25,7 @@ from sg_search_interfaces.srv import GetGeodesicDistances
 
 from sg_search.geometry import Pose2D
 from sg_search.reasoning.base import Candidate, SkillAffordance
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.conversions import point_to_msg
 from sg_search.ros.futures import goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror

@@ -13,11 +13,11 @@ import threading
 from collections.abc import Callable
 from enum import Enum
 
-from rclpy.action import ActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.node import Node
 from sg_search_interfaces.action import SearchObject
 
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.futures import wait_future
 from sg_search.ros.liveliness import AliveWatch
 

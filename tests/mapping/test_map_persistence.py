@@ -28,6 +28,7 @@ def test_a_saved_map_loads_back_the_same(tmp_path: Path) -> None:
     loaded = OccupancyMap(spec)
     loaded.load(tmp_path / "map.npz")
     assert np.array_equal(loaded.states(), saved.states()) and loaded.frames == 7
+    assert loaded.contacts == saved.contacts and len(saved.contacts) == 2  # bumps stay remembered
     assert [p.name for p in tmp_path.iterdir()] == ["map.npz"]  # no temporary file left
 
 

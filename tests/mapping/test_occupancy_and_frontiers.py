@@ -5,7 +5,7 @@ from box_room import INTRINSICS, camera_pose, render_box_room
 
 from sg_search.mapping.frontier_extraction import FrontierExtractor
 from sg_search.mapping.grid import GridSpec
-from sg_search.mapping.occupancy import FREE, OCCUPIED, UNKNOWN, OccupancyMap
+from sg_search.mapping.occupancy import FREE, OCCUPIED, UNKNOWN, OccupancyMap, OccupancyParams
 from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
 
 SPEC = GridSpec(resolution=0.05, width=160, height=120, origin_x=-1.0, origin_y=-1.0)
@@ -25,6 +25,22 @@ def test_one_view_marks_wall_free_space_and_leaves_the_back_unknown(box_room_vie
     assert _state_at(states, 3.5, 2.0) == FREE  # floor in between
     assert _state_at(states, 0.2, 2.0) == UNKNOWN  # behind the camera
     assert _state_at(states, 5.0, 2.0) == FREE
+
+
+def test_a_bumped_cell_the_camera_sees_through_stays_occupied_for_contact_frames(box_room_view) -> None:  # type: ignore[no-untyped-def]
+    """A glass pillar at (3.5, 2.0): the camera sees the floor and the far wall through it."""
+    depth, pose = box_room_view
+    grid = OccupancyMap(SPEC, OccupancyParams(contact_frames=20))
+    grid.integrate_depth(depth, INTRINSICS, pose)
+    grid.mark_occupied(np.array([[3.5, 2.0]]))
+    for _ in range(19):
+        grid.integrate_depth(depth, INTRINSICS, pose)
+        assert _state_at(grid.states(), 3.5, 2.0) == OCCUPIED
+    assert (
+        grid.log_odds[tuple(SPEC.to_cells(np.array([[3.5, 2.0]]))[0])] < 0
+    )  # the camera's evidence alone: free
+    grid.integrate_depth(depth, INTRINSICS, pose)
+    assert _state_at(grid.states(), 3.5, 2.0) == FREE and not grid.contacts  # then the camera rules
 
 
 def test_empty_or_invalid_depth_changes_nothing(box_room_view) -> None:  # type: ignore[no-untyped-def]

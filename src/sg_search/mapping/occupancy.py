@@ -6,6 +6,10 @@ A depth pixel becomes an obstacle hit when its point's height above the floor li
 [``obstacle_min_z``, ``obstacle_max_z``] (defaults suit a 0.9 m camera and a robot up to
 1.5 m tall: the floor itself and the ceiling are not obstacles); every pixel's ray,
 projected on the floor plane and cut at ``max_range``, marks free space up to its end.
+A cell marked by contact (:meth:`OccupancyMap.mark_occupied`: a bumper) stays occupied for
+``contact_frames`` frames whatever the camera sees through it: what the base ran into and the
+camera does not show (glass, a leg below the field of view) would otherwise be cleared by the
+next few frames, and the base would run into it again.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class OccupancyParams:
     clamp_log_odds: float = 5.0
     occupied_threshold: float = 0.6
     free_threshold: float = -0.3
+    contact_frames: int = 50  # depth frames a contact stays occupied (module docstring)
 
 
 class OccupancyMap:
@@ -59,6 +64,14 @@ class OccupancyMap:
         self.log_odds = np.zeros(spec.shape, dtype=np.float32)
         self.observed = np.zeros(spec.shape, dtype=bool)
         self.frames = 0
+        self.contacts: dict[int, int] = {}  # flat cell index -> the frame count it expires at
+
+    def copy(self) -> OccupancyMap:
+        """An independent copy (e.g. to save while this one goes on integrating)."""
+        out = OccupancyMap(self.spec, self.params)
+        out.log_odds, out.observed = self.log_odds.copy(), self.observed.copy()
+        out.frames, out.contacts = self.frames, dict(self.contacts)
+        return out
 
     def integrate_depth(
         self, depth: NDArray[np.float32], intrinsics: CameraIntrinsics, t_map_camera: Transform
@@ -92,6 +105,7 @@ class OccupancyMap:
         self._mark_free(origin[:2], ends)
         self._mark_hits(hits[:, :2])
         self.frames += 1
+        self.contacts = {cell: until for cell, until in self.contacts.items() if until > self.frames}
         return int(valid.sum())
 
     def _mark_free(self, origin: NDArray[np.float64], ends: NDArray[np.float64]) -> None:
@@ -132,21 +146,25 @@ class OccupancyMap:
         cells = cells[self.spec.inside(cells)]
         self.log_odds[cells[:, 0], cells[:, 1]] = self.params.clamp_log_odds
         self.observed[cells[:, 0], cells[:, 1]] = True
+        until = self.frames + self.params.contact_frames
+        self.contacts.update({int(c): until for c in cells[:, 0] * self.spec.width + cells[:, 1]})
 
     def states(self) -> NDArray[np.int8]:
         """(rows, cols) of UNKNOWN (-1), FREE (0), OCCUPIED (100), as in an OccupancyGrid."""
         out = np.full(self.spec.shape, UNKNOWN, dtype=np.int8)
         out[self.observed & (self.log_odds <= self.params.free_threshold)] = FREE
         out[self.observed & (self.log_odds >= self.params.occupied_threshold)] = OCCUPIED
+        out.reshape(-1)[list(self.contacts)] = OCCUPIED
         return out
 
     def save(self, path: Path) -> None:
-        """The map (log-odds, observed cells, grid) to ``path`` (.npz), whole or not at all: a
+        """The map (log-odds, observed cells, contacts, grid) to ``path`` (.npz), whole or not at all: a
         temporary file renamed into place, so a kill mid-save keeps the previous map."""
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
         try:
             np.savez_compressed(
                 tmp, log_odds=self.log_odds, observed=self.observed, frames=self.frames,
+                contacts=np.array(sorted(self.contacts.items()), dtype=np.int64).reshape(-1, 2),
                 grid=np.array([self.spec.resolution, self.spec.width, self.spec.height,
                                self.spec.origin_x, self.spec.origin_y]),
             )  # fmt: skip
@@ -161,6 +179,7 @@ class OccupancyMap:
             with np.load(path) as saved:
                 grid = tuple(float(v) for v in saved["grid"])
                 log_odds, observed, frames = saved["log_odds"], saved["observed"], int(saved["frames"])
+                contacts = saved["contacts"] if "contacts" in saved else np.zeros((0, 2), dtype=np.int64)
         except (OSError, KeyError, ValueError) as exc:
             raise ValueError(f"{path} is not a saved occupancy map: {exc}") from exc
         s = self.spec
@@ -169,3 +188,4 @@ class OccupancyMap:
         self.log_odds = log_odds.astype(np.float32)
         self.observed = observed.astype(bool)
         self.frames = frames
+        self.contacts = {int(cell): int(until) for cell, until in contacts}

@@ -45,6 +45,7 @@ class FrontierPlannerConfig:
     stuck_window_s: float = 5.0
     stall_window_s: float = 2.0
     stall_progress_m: float = 0.03
+    bump_memory_frames: int = 50
     max_recoveries: int = 3
     navigate_timeout_s: float = 120.0
     replan_period_s: float = 5.0
@@ -69,6 +70,7 @@ class FrontierPlannerConfig:
             obstacle_min_z=self.obstacle_min_z,
             obstacle_max_z=self.obstacle_max_z,
             pixel_stride=self.pixel_stride,
+            contact_frames=self.bump_memory_frames,
         )
 
     def planner(self) -> PlannerParams:

@@ -125,9 +125,7 @@ class FrontierPlanner(Node):
         if not self.config.map_file:
             return
         with self._lock:
-            snapshot = OccupancyMap(self.spec, self.map.params)
-            snapshot.log_odds, snapshot.observed = self.map.log_odds.copy(), self.map.observed.copy()
-            snapshot.frames = self.map.frames
+            snapshot = self.map.copy()
         try:
             snapshot.save(FilePath(self.config.map_file))
         except OSError as exc:

@@ -68,6 +68,8 @@ class EmbodiedParams:
         arrive_m: how close [m] a navigation goal counts as reached.
         rooms_every: re-segment rooms at most every this many frames.
         forward_step_m, turn_step_deg: Habitat's action sizes [m, deg] (forward, turn).
+        turn_hysteresis_deg, drift_tolerance_m: when the discrete base turns [deg, m]
+            (:mod:`sg_search.planning.discrete`).
     """
 
     max_actions: int = 500
@@ -76,10 +78,17 @@ class EmbodiedParams:
     rooms_every: int = 20
     forward_step_m: float = 0.25
     turn_step_deg: float = 30.0
+    turn_hysteresis_deg: float = 15.0
+    drift_tolerance_m: float = 0.1
 
     def discrete(self) -> DiscreteParams:
-        """The action sizes of the discrete base."""
-        return DiscreteParams(self.forward_step_m, math.radians(self.turn_step_deg))
+        """The action sizes of the discrete base and when it turns."""
+        return DiscreteParams(
+            self.forward_step_m,
+            math.radians(self.turn_step_deg),
+            math.radians(self.turn_hysteresis_deg),
+            self.drift_tolerance_m,
+        )
 
 
 @dataclass(frozen=True)

@@ -3,10 +3,14 @@ driven by the navigator's velocity commands.
 
 Each command is quantised into one action: a command that turns in place or backs off (a
 recovery; there is no backward action) becomes a turn in the commanded direction; a command
-that drives forward becomes a turn when the follower's heading error exceeds half a turn step,
-else a forward move of the distance the command would cover in one step's time, at most
-``forward_step_m``. The base's clock advances by the time the action would take at the
-follower's top speeds, so the follower's stuck detection works in simulated seconds.
+that drives forward becomes a forward move of the distance the command would cover in one
+step's time (at most ``forward_step_m``) unless a turn serves better. Turning whenever the
+heading error exceeds half a turn step would chatter: a path between two of the base's 30-degree
+headings was followed as turn, step, turn back, step (half of all actions were turns). So the
+base keeps driving with up to half a turn step plus ``turn_hysteresis_rad`` of error, as long as
+it stays within ``drift_tolerance_m`` of the path; beyond that it turns at half a turn step.
+The base's clock advances by the time the action would take at the follower's top speeds, so
+the follower's stuck detection works in simulated seconds.
 Metres, radians, seconds; poses in ``map``.
 """
 
@@ -38,6 +42,8 @@ class DiscreteParams:
 
     forward_step_m: float = 0.25
     turn_step_rad: float = math.radians(30.0)
+    turn_hysteresis_rad: float = math.radians(15.0)
+    drift_tolerance_m: float = 0.1
 
 
 class DiscreteBase:
@@ -69,7 +75,10 @@ class DiscreteBase:
                 return True
             self.clock += turn_s
             return self.actuator.act(0.0, math.copysign(p.turn_step_rad, command.angular or 1.0))
-        if abs(command.heading_error) > p.turn_step_rad / 2:
+        error, tolerance = abs(command.heading_error), p.turn_step_rad / 2
+        if error > tolerance + p.turn_hysteresis_rad or (
+            error > tolerance and command.cross_track_m > p.drift_tolerance_m
+        ):
             self.clock += turn_s
             return self.actuator.act(0.0, math.copysign(p.turn_step_rad, command.heading_error))
         step_s = p.forward_step_m / f.max_linear

@@ -57,6 +57,7 @@ class Command:
     status: FollowStatus
     note: str = ""
     heading_error: float = 0.0  # [rad] to the lookahead point (what a discrete base turns by)
+    cross_track_m: float = 0.0  # [m] from the base to the nearest point of the path
 
 
 def _wrap(angle: float) -> float:
@@ -65,8 +66,13 @@ def _wrap(angle: float) -> float:
 
 def remaining_length(path: NDArray[np.float64], xy: NDArray[np.float64]) -> tuple[float, int]:
     """Distance [m] from ``xy`` along the rest of ``path``, and the index of the next waypoint."""
+    return _along(path, xy)[:2]
+
+
+def _along(path: NDArray[np.float64], xy: NDArray[np.float64]) -> tuple[float, int, NDArray[np.float64]]:
+    """(remaining length [m], index of the next waypoint, the path's point nearest ``xy``)."""
     if len(path) == 1:
-        return float(np.linalg.norm(path[0] - xy)), 0
+        return float(np.linalg.norm(path[0] - xy)), 0, np.asarray(path[0], dtype=float)
     seg = np.diff(path, axis=0)
     rel = xy - path[:-1]
     t = np.clip(np.einsum("ij,ij->i", rel, seg) / np.maximum(np.einsum("ij,ij->i", seg, seg), 1e-12), 0, 1)
@@ -75,15 +81,15 @@ def remaining_length(path: NDArray[np.float64], xy: NDArray[np.float64]) -> tupl
     rest = float(np.linalg.norm(path[i + 1] - closest[i])) + float(
         np.linalg.norm(np.diff(path[i + 1 :], axis=0), axis=1).sum()
     )
-    return rest + float(np.linalg.norm(closest[i] - xy)), i + 1
+    return rest + float(np.linalg.norm(closest[i] - xy)), i + 1, closest[i]
 
 
 def lookahead_point(
     path: NDArray[np.float64], xy: NDArray[np.float64], lookahead: float
 ) -> NDArray[np.float64]:
-    """The point ``lookahead`` metres further along the path than the robot's projection."""
-    _, nxt = remaining_length(path, xy)
-    point = xy
+    """The point ``lookahead`` metres further along the path than the robot's projection (so
+    that a base beside the path steers back onto it)."""
+    _, nxt, point = _along(path, xy)
     budget = lookahead
     for waypoint in path[nxt:]:
         step = float(np.linalg.norm(waypoint - point))
@@ -119,7 +125,7 @@ class PathFollower:
         """Velocity command for ``pose`` at time ``now``."""
         p = self.params
         xy = np.array(pose[:2])
-        remaining, _ = remaining_length(self.path, xy)
+        remaining, _, nearest = _along(self.path, xy)
         if float(np.linalg.norm(self.path[-1] - xy)) <= p.goal_tolerance:
             return Command(0.0, 0.0, FollowStatus.ARRIVED)
         if self._recovery_phase:
@@ -142,7 +148,13 @@ class PathFollower:
         if abs(error) > p.rotate_in_place_angle:
             return Command(0.0, angular, FollowStatus.ACTIVE, "rotate", error)
         linear = min(p.max_linear, remaining) * math.cos(error)
-        return Command(float(linear), angular, FollowStatus.ACTIVE, heading_error=error)
+        return Command(
+            float(linear),
+            angular,
+            FollowStatus.ACTIVE,
+            heading_error=error,
+            cross_track_m=float(np.linalg.norm(nearest - xy)),
+        )
 
     def _recover(self, now: float) -> Command:
         p = self.params

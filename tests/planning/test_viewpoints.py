@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from scipy.spatial import cKDTree
 
 from sg_search.mapping.grid import GridSpec
@@ -59,38 +58,3 @@ def test_reach_points_stand_nearest_the_object_when_no_circle_fits() -> None:
     gaps = [np.hypot(x - 2.0, y - 2.0) for x, y in points]
     assert all(g <= 1.45 for g in gaps) and gaps == sorted(gaps)  # nearest to the object first
     assert reach_points((2.0, 2.0), free, spec, field.distance, reach_m=1.3) == []  # none that close
-
-
-def test_a_goal_within_reach_is_pulled_in_so_that_arriving_short_of_it_stays_on_its_circle() -> None:
-    """A base that stops ``tolerance`` short of a 0.9 m viewpoint would stand 1.0 m from the
-    object (outside ObjectNav's success region); the goal moves in by the tolerance, unless the
-    cell there is not traversable."""
-    import math
-
-    from sg_search.mapping.occupancy import FREE, OCCUPIED
-    from sg_search.planning.geodesic import DistanceField, PlannerParams
-    from sg_search.planning.viewpoints import approach_goal
-
-    states = np.full(SPEC.shape, FREE, dtype=np.int8)
-    states[98:102, 98:102] = OCCUPIED  # a 0.2 m box at (5, 5)
-    free = states == FREE
-    centre, size = np.array([5.0, 5.0, 0.4]), np.array([0.2, 0.2, 0.2])
-    params = ViewpointParams(radii=(0.9,))
-
-    def goal(free_cells: np.ndarray, pull_in_m: float) -> tuple[float, float]:
-        field = DistanceField(free_cells, SPEC, (2.0, 5.0), PlannerParams(robot_radius=0.0))
-        chosen = approach_goal(
-            centre, size, states, [(free_cells, field)], SPEC, params, (0.1, 1.5), 1.0, (), pull_in_m
-        )
-        assert chosen is not None
-        return chosen
-
-    on_circle = goal(free, 0.0)
-    assert math.dist(on_circle, centre[:2]) == pytest.approx(0.9, abs=0.05)
-    pulled = goal(free, 0.1)
-    assert math.dist(pulled, centre[:2]) == pytest.approx(math.dist(on_circle, centre[:2]) - 0.1, abs=1e-6)
-    assert math.dist(pulled, on_circle) == pytest.approx(0.1, abs=1e-6)  # straight towards the centre
-    blocked = free.copy()
-    row, col = SPEC.to_cells(np.array([pulled]))[0]
-    blocked[row, col] = False  # where it would move is not traversable: the viewpoint stays
-    assert goal(blocked, 0.1) == on_circle

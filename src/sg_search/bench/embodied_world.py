@@ -333,7 +333,7 @@ class EmbodiedEpisode:
             np.array(node.bbox.center), np.array(node.bbox.size), self.robot.map.states(),
             self.robot.navigator.fields(self.world.pose[:2]), self.robot.spec,
             c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
-            c.reach_m if within_reach else None, failed, c.reach_tolerance_m,
+            c.reach_m if within_reach else None, failed,
         )  # fmt: skip
 
     def face(self, node: SceneNode) -> None:

@@ -175,7 +175,6 @@ def approach_goal(
     obstacle_heights: tuple[float, float],
     reach_m: float | None = None,
     failed: Sequence[tuple[float, float]] = (),
-    pull_in_m: float = 0.0,
 ) -> tuple[float, float] | None:
     """Where the base should go to see a node's box (centre, size [m], ``map``), or to be
     within ``reach_m`` [m] of its centre to manipulate it: the best viewpoint (``params``'
@@ -183,12 +182,7 @@ def approach_goal(
     the base, safest first) that has one; within reach, also the reachable cells nearest the
     centre, for an object no circle reaches. Goals within ``FAILED_SPACING_M`` of ``failed``
     ones are left out. None when there is none. The in-process world and the frontier planner
-    node both choose with this.
-
-    Within reach, the goal is moved ``pull_in_m`` [m] towards the centre where that cell is
-    traversable and reachable: a base that arrives within ``pull_in_m`` of it from any side
-    then stands no farther from the centre than the viewpoint's circle (it stopped 0.1 m short
-    of a 0.9 m viewpoint and ended 1.0 m from the object, outside ObjectNav's success region)."""
+    node both choose with this."""
     for free, field in fields:
         views = box_viewpoints(centre, size, states, free, spec, params, field.distance, obstacle_heights)
         goals = [v.xy for v in views]
@@ -196,32 +190,5 @@ def approach_goal(
             goals += reach_points((float(centre[0]), float(centre[1])), free, spec, field.distance, reach_m)
         goals = [g for g in goals if all(math.dist(g, f) > FAILED_SPACING_M for f in failed)]
         if goals:
-            if reach_m is None:
-                return goals[0]
-            centre_xy = (float(centre[0]), float(centre[1]))
-            return _pulled_in(goals[0], centre_xy, free, field.distance, spec, pull_in_m)
+            return goals[0]
     return None
-
-
-def _pulled_in(
-    goal: tuple[float, float],
-    centre_xy: tuple[float, float],
-    free: NDArray[np.bool_],
-    distance: NDArray[np.float64],
-    spec: GridSpec,
-    pull_m: float,
-) -> tuple[float, float]:
-    """``goal`` moved ``pull_m`` [m] towards ``centre_xy`` if it lands on a traversable,
-    reachable cell (and does not pass the centre); else ``goal``."""
-    gap = math.dist(goal, centre_xy)
-    if pull_m <= 0.0 or gap <= pull_m:
-        return goal
-    moved = (
-        goal[0] + (centre_xy[0] - goal[0]) * pull_m / gap,
-        goal[1] + (centre_xy[1] - goal[1]) * pull_m / gap,
-    )
-    cell = spec.to_cells(np.array([moved]))
-    if not spec.inside(cell).all():
-        return goal
-    ((row, col),) = cell
-    return moved if free[row, col] and np.isfinite(distance[row, col]) else goal

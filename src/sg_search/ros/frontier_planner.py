@@ -273,7 +273,7 @@ class FrontierPlanner(Node):
         goal = approach_goal(
             centre, size, self._states(), self.navigator.fields(pose[:2]), self.spec,
             c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
-            c.reach_m if within_reach else None, pull_in_m=c.reach_tolerance_m,
+            c.reach_m if within_reach else None,
         )  # fmt: skip
         if goal is None:
             raise GoalError(NavigateTo.Result.NO_VALID_PATH, f"no reachable viewpoint around {node_id!r}")

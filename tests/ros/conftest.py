@@ -27,10 +27,14 @@ def ros_node() -> Iterator[Node]:
     thread = threading.Thread(target=executor.spin, daemon=True)
     thread.start()
     yield node
+    # an exception in a wait-set call ends the spin thread silently (rclpy 9's ActionClient
+    # race did, sg_search/ros/action_client.py): every future of the node then hangs
+    spinning = thread.is_alive()
     executor.shutdown()
     node.destroy_node()
     rclpy.shutdown(context=context)
     thread.join(timeout=5)
+    assert spinning, "the test node's executor thread died (see the thread exception above)"
 
 
 @pytest.fixture

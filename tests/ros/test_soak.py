@@ -25,10 +25,15 @@ def test_five_searches_in_a_row_end_within_budget_and_leak_no_threads_or_descrip
     outcomes = [(r["status"], SearchError(r["error_code"]).name, round(r["wall_s"], 1)) for r in rows]
     # the unicorn: its budget
     assert all(r["error_code"] == SearchError.TIMEOUT for r in rows[1::2]), outcomes
-    for name in STACK:  # rclpy's executor starts its EXECUTOR_THREADS workers on demand, not per search
+    # Threads are counted from after one search of each kind: the first unicorn search starts
+    # the graph server's room classifier, whose torch pools add 5 threads at its first encode,
+    # besides rclpy's executor, which starts its EXECUTOR_THREADS workers on demand (CI once saw
+    # the server go 27 -> 35 -> 35 -> 36 -> 36; the 50-search soak levels off at +10). A leak
+    # grows with every search.
+    for name in STACK:
         threads = [r["nodes"][name]["threads"] for r in rows]
         fds = [r["nodes"][name]["fds"] for r in rows]
-        assert threads[-1] - threads[0] <= EXECUTOR_THREADS, (name, threads)
+        assert threads[-1] - threads[1] <= EXECUTOR_THREADS, (name, threads)
         assert fds[-1] <= fds[0], (name, fds)
 
 

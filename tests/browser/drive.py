@@ -28,6 +28,10 @@ from tests.browser.cdp import Browser, Page, chromium
 
 OUTSIDE = ("ERR_INTERNET_DISCONNECTED", "ERR_NAME_NOT_RESOLVED", "Failed to fetch", "Failed to load resource")
 VIEWER_WAIT_S = 60.0  # software WebGL on 2 cores: the first frames take a while
+# what the viewer must show before it is judged (test_in_browser.py asserts the same): the
+# map's free and occupied cells, a container or object, and the search's entities in the tree
+MIN_MAP_FREE, MIN_MAP_OCCUPIED = 0.01, 0.0005
+ENTITY_NAMES = ("world", "camera", "frontiers", "graph", "map", "robot")
 
 
 def _png(data: bytes) -> np.ndarray:
@@ -64,7 +68,9 @@ def _near(image: np.ndarray, rgb: tuple[int, int, int], tolerance: int = 30) -> 
 
 
 def look_at_viewer(page: Page, url: str, out: Path) -> dict[str, Any]:
-    """The viewer until its 3D view shows the map (or VIEWER_WAIT_S), then what it shows."""
+    """The viewer until it shows everything it should (module constants) or VIEWER_WAIT_S
+    pass, then what it shows. It draws progressively: free space and a container came before
+    the walls and the entity tree's children once (CI), so each is waited for."""
     from sg_search.view.rerun_log import KIND_COLOURS, MAP_COLOURS
 
     page.goto(url)
@@ -82,11 +88,14 @@ def look_at_viewer(page: Page, url: str, out: Path) -> dict[str, Any]:
             "objects": _near(scene, KIND_COLOURS["object"][:3]),
             "distinct_colours": len(np.unique(scene.reshape(-1, 3) // 16, axis=0)),
         }
-        if seen["map_free"] > 0.01 and seen["containers"] > 0:
+        seen["entity_tree_text"] = _ocr(shot[int(0.05 * h) : h, : int(0.15 * w)])  # blueprint and streams
+        drawn = seen["map_free"] > MIN_MAP_FREE and seen["map_occupied"] > MIN_MAP_OCCUPIED
+        listed = shutil.which("tesseract") is None or all(
+            name in seen["entity_tree_text"].lower() for name in ENTITY_NAMES
+        )  # without tesseract the tree is not read (and its test is skipped)
+        if drawn and (seen["containers"] > 0 or seen["objects"] > 0) and listed:
             break
     page.screenshot(out / "viewer.png")
-    h, w, _ = shot.shape
-    seen["entity_tree_text"] = _ocr(shot[int(0.05 * h) : h, : int(0.15 * w)])  # blueprint and streams
     seen["seconds"] = round(time.monotonic() - start, 1)
     return seen
 

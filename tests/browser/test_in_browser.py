@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from tests.browser.drive import ENTITY_NAMES, MIN_MAP_FREE, MIN_MAP_OCCUPIED
 
 from sg_search.config import package_share
 from sg_search.mapping.grid import GridSpec
@@ -101,7 +102,7 @@ def seen(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 def test_the_viewer_draws_the_map_and_the_graph(seen: dict[str, Any]) -> None:
     viewer = seen["viewer"]
-    assert viewer["map_free"] > 0.01 and viewer["map_occupied"] > 0.0005, viewer
+    assert viewer["map_free"] > MIN_MAP_FREE and viewer["map_occupied"] > MIN_MAP_OCCUPIED, viewer
     assert viewer["containers"] > 0 or viewer["objects"] > 0, viewer
     assert viewer["errors"] == [], viewer["errors"]
     assert (seen["out"] / "viewer.png").stat().st_size > 20_000
@@ -113,7 +114,7 @@ def test_the_viewer_draws_the_map_and_the_graph(seen: dict[str, Any]) -> None:
 )
 def test_the_viewer_entity_tree_lists_the_search_entities(seen: dict[str, Any]) -> None:
     text = seen["viewer"]["entity_tree_text"].lower()
-    for name in ("world", "camera", "frontiers", "graph", "map", "robot"):
+    for name in ENTITY_NAMES:
         assert name in text, f"{name!r} not in the entity tree: {text!r}"
 
 

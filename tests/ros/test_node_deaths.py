@@ -189,4 +189,6 @@ def test_a_sensing_node_that_stalls_is_not_taken_for_dead(
     assert wait_for(lambda: perception.alive, 10.0), "perception did not come back"
     assert search.wait(120.0), "the search did not end"
     result = search.result()
-    assert result is not None and result.error_code == SearchError.TIMEOUT, result
+    recoveries = [f"{f.target_node_id}: {f.explanation}" for f in search.feedback if f.phase == "recover"]
+    planner_log = procs["frontier_planner"].output_so_far()[-4000:]
+    assert result is not None and result.error_code == SearchError.TIMEOUT, (result, recoveries, planner_log)

@@ -263,7 +263,7 @@ class AffordanceExecutorNode(Node):
             try:
                 self._run_action(self._look_action, goal, self.config.look_timeout_s, "head")
             except Unavailable as exc:
-                self.get_logger().warn(f"look_at: {exc}; turning the base instead")
+                self.get_logger().warning(f"look_at: {exc}; turning the base instead")
                 self._turn_towards(target)
         else:
             self._turn_towards(target)
@@ -278,7 +278,7 @@ class AffordanceExecutorNode(Node):
             f"looked at {node.id}; perception processed {seen} of {c.observe_frames} frames "
             f"in {c.observe_timeout_s:g} s"
         )
-        self.get_logger().warn(message)
+        self.get_logger().warning(message)
         return SkillResult(True, message=message)
 
     def _turn_towards(self, target: tuple[float, float, float]) -> None:
@@ -286,7 +286,7 @@ class AffordanceExecutorNode(Node):
         base = TwistBase(self.tf, self._cmd, c.map_frame, c.base_frame, POLL_S)
         pose = base.pose()
         if pose is None:
-            self.get_logger().warn(
+            self.get_logger().warning(
                 f"cannot turn towards the node: no transform {c.map_frame} <- {c.base_frame}"
             )
             return
@@ -298,11 +298,11 @@ class AffordanceExecutorNode(Node):
     def set_state(self, node_id: str, state: NodeState) -> None:
         """Tell the scene graph server (logged if it does not answer)."""
         if not self._set_state.wait_for_service(timeout_sec=self.config.server_wait_s):
-            self.get_logger().warn(f"scene graph server not available: {node_id} stays as it was")
+            self.get_logger().warning(f"scene graph server not available: {node_id} stays as it was")
             return
         response = wait_future(
             self._set_state.call_async(SetNodeState.Request(node_id=node_id, state=int(state))),
             self.config.service_timeout_s,
         )
         if response is None or not response.success:
-            self.get_logger().warn(f"set_state {node_id}: {response.message if response else 'no answer'}")
+            self.get_logger().warning(f"set_state {node_id}: {response.message if response else 'no answer'}")

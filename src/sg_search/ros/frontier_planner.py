@@ -144,7 +144,7 @@ class FrontierPlanner(Node):
 
     def _on_depth(self, msg: Image) -> None:
         if self._intrinsics is None:
-            self.get_logger().warn("depth before camera_info: frame dropped", throttle_duration_sec=5.0)
+            self.get_logger().warning("depth before camera_info: frame dropped", throttle_duration_sec=5.0)
             return
         stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         try:
@@ -153,7 +153,7 @@ class FrontierPlanner(Node):
                 self.tf, self.config.map_frame, msg.header.frame_id, stamp, self.config.tf_timeout_s
             )
         except (ValueError, TransformError) as exc:
-            self.get_logger().warn(f"depth frame dropped, map unchanged: {exc}", throttle_duration_sec=5.0)
+            self.get_logger().warning(f"depth frame dropped, map unchanged: {exc}", throttle_duration_sec=5.0)
             return
         with self._lock:
             self.map.integrate_depth(depth, self._intrinsics, t_map_camera)
@@ -172,7 +172,7 @@ class FrontierPlanner(Node):
         else:
             free, field = traversable(states, self.spec, self.config.planner()), None
             if pose is not None:
-                self.get_logger().warn(
+                self.get_logger().warning(
                     "no distance field: the base is not on free space", throttle_duration_sec=5.0
                 )
         frontiers = self.extractor.extract(states, self.spec, field.distance if field else None)
@@ -325,7 +325,7 @@ class FrontierPlanner(Node):
         """The base pushed forward without moving: the cell in front is occupied (what the
         in-process robot's bumper marks), so the next plan goes around it."""
         ahead = point_ahead(pose, self.config.bump_ahead_m)
-        self.get_logger().warn(
+        self.get_logger().warning(
             f"blocked at ({pose[0]:.2f}, {pose[1]:.2f}): ({ahead[0]:.2f}, {ahead[1]:.2f}) marked occupied"
         )
         with self._lock:

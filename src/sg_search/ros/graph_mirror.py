@@ -62,7 +62,7 @@ class GraphMirror:
                     return
                 self._synced = True
             except SequenceGapError as exc:
-                self._node.get_logger().warn(f"{exc}; requesting a snapshot")
+                self._node.get_logger().warning(f"{exc}; requesting a snapshot")
                 self._request_snapshot()
 
     def _request_snapshot(self) -> None:

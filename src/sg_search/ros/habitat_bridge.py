@@ -182,7 +182,7 @@ class HabitatBridge(Node):
             elif msg.data == "stop":
                 self._report()
             else:
-                self.get_logger().warn(
+                self.get_logger().warning(
                     f"unknown discrete action {msg.data!r} (move_forward, turn_left, turn_right, stop)"
                 )
 

@@ -135,7 +135,9 @@ class HsrDriver(Node):
         if self._forwarding and time.monotonic() - self._last_cmd > self.config.cmd_vel_timeout_s:
             self._forwarding = False
             self._base.publish(Twist())
-            self.get_logger().warn("cmd_vel went quiet: base stopped (dead-man)", throttle_duration_sec=5.0)
+            self.get_logger().warning(
+                "cmd_vel went quiet: base stopped (dead-man)", throttle_duration_sec=5.0
+            )
 
     # ------------------------------------------------------------------ the hardware (HsrHardware)
     def base_pose(self) -> tuple[float, float, float] | None:
@@ -246,7 +248,7 @@ class HsrDriver(Node):
                     abort.step,
                 )
                 result.opened = float(abort.opened)
-                self.get_logger().warn(f"open_container {handle.request.node_id!r}: {abort}")
+                self.get_logger().warning(f"open_container {handle.request.node_id!r}: {abort}")
                 handle.canceled() if abort.code == SkillError.CANCELED else handle.abort()
         return result
 

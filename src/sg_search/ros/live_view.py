@@ -92,7 +92,9 @@ class LiveView(Node):
             table = json.loads(msg.data)
             self._instance_categories = {int(k): str(v[1]) for k, v in table.items()}
         except (ValueError, TypeError, IndexError, AttributeError) as exc:
-            self.get_logger().warn(f"instance_categories ignored (not JSON {{id: [node, category]}}): {exc}")
+            self.get_logger().warning(
+                f"instance_categories ignored (not JSON {{id: [node, category]}}): {exc}"
+            )
 
     def _on_feedback(self, msg: Any) -> None:
         feedback = msg.feedback
@@ -126,7 +128,7 @@ class LiveView(Node):
         try:
             self._log(latest)
         except (ValueError, TransformError) as exc:
-            self.get_logger().warn(f"live view: frame skipped: {exc}", throttle_duration_sec=10.0)
+            self.get_logger().warning(f"live view: frame skipped: {exc}", throttle_duration_sec=10.0)
 
     def _log(self, latest: dict[str, Any]) -> None:
         log = self.log

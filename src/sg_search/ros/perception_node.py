@@ -154,7 +154,9 @@ class Perception(Node):
             table = json.loads(msg.data)
             self._categories = {int(k): (str(v[0]), str(v[1])) for k, v in table.items()}
         except (ValueError, TypeError, IndexError, AttributeError) as exc:
-            self.get_logger().warn(f"instance_categories ignored (not JSON {{id: [node, category]}}): {exc}")
+            self.get_logger().warning(
+                f"instance_categories ignored (not JSON {{id: [node, category]}}): {exc}"
+            )
 
     def _on_image(self, name: str, msg: Image) -> None:
         with self._sync:
@@ -198,7 +200,7 @@ class Perception(Node):
                 self.process(frame)
             except FrameSkipped as exc:
                 self.stats[f"skipped_{exc.reason}"] += 1
-                self.get_logger().warn(f"frame skipped ({exc.reason}): {exc}", throttle_duration_sec=5.0)
+                self.get_logger().warning(f"frame skipped ({exc.reason}): {exc}", throttle_duration_sec=5.0)
             except Exception as exc:
                 self.stats["skipped_error"] += 1
                 self.get_logger().error(f"frame skipped (error): {exc!r}", throttle_duration_sec=5.0)

@@ -81,7 +81,7 @@ class ReasonerNode(Node):
 
     def _on_goal(self, goal: SearchObject.Goal) -> GoalResponse:
         if self._busy.locked():
-            self.get_logger().warn(f"rejected search for {goal.query!r}: a search is already running")
+            self.get_logger().warning(f"rejected search for {goal.query!r}: a search is already running")
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 

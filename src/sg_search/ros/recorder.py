@@ -128,7 +128,7 @@ class Recorder(Node):
                     )
                     self._schemas[full_type] = schema
             except (ImportError, AttributeError, FileNotFoundError, ValueError) as exc:
-                self.get_logger().warn(f"cannot record {topic} ({full_type}): {exc}")
+                self.get_logger().warning(f"cannot record {topic} ({full_type}): {exc}")
                 self._channels[topic] = -1
                 continue
             with self._lock:

@@ -101,7 +101,7 @@ class SimBridge(Node):
     def _on_cmd_vel(self, msg: Twist) -> None:
         v, w = msg.linear.x, msg.angular.z
         if not (math.isfinite(v) and math.isfinite(w)):
-            self.get_logger().warn(f"ignored cmd_vel with non-finite values ({v}, {w})")
+            self.get_logger().warning(f"ignored cmd_vel with non-finite values ({v}, {w})")
             return
         c = self.config
         with self.world_lock:

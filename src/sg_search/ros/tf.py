@@ -103,7 +103,7 @@ class TfListener:
                 parent, child, stamp, transform = transform_from_msg(stamped)
                 self.buffer.set_transform(parent, child, stamp, transform, static=static)
             except (TransformError, ValueError) as exc:
-                self._node.get_logger().warn(f"ignored transform: {exc}", throttle_duration_sec=5.0)
+                self._node.get_logger().warning(f"ignored transform: {exc}", throttle_duration_sec=5.0)
 
     def lookup(self, target: str, source: str, stamp_s: float | None = None) -> Transform:
         """See :class:`TransformSource`."""

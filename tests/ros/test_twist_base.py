@@ -1,0 +1,53 @@
+"""The base over ROS judges a blockage in the clock the base moves in: a simulator that stops
+(starved on a loaded machine) while the wall clock runs on is not a bumper hit."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from geometry_msgs.msg import Twist
+from rclpy.node import Node
+
+from sg_search.geometry import Pose2D
+from sg_search.geometry.transforms import Transform, TransformBuffer
+from sg_search.planning.follower import Command, FollowStatus
+from sg_search.planning.stall import StallDetector
+from sg_search.ros.twist_base import TwistBase
+
+pytestmark = pytest.mark.ros
+PERIOD_S = 0.02
+WINDOW_S = 0.2  # the stall window; the pushes below last 2.5 windows of wall time
+
+
+def _base(ros_node: Node, blocked: list[Pose2D], clock: list[float] | None = None) -> TwistBase:
+    """A base standing at (1, 2) in ``map``; its stall window on ``clock[0]`` [s] or the wall."""
+    tf = TransformBuffer()
+    tf.set_transform("map", "base_link", 0.0, Transform(np.array([1.0, 2.0, 0.0])), static=True)
+    stall_clock = time.monotonic if clock is None else lambda: clock[0]
+    return TwistBase(
+        tf, ros_node.create_publisher(Twist, "cmd_vel", 10), "map", "base_link", PERIOD_S,
+        StallDetector(window_s=WINDOW_S), blocked.append, stall_clock,
+    )  # fmt: skip
+
+
+def test_a_base_that_does_not_move_while_its_clock_stands_still_is_not_blocked(ros_node: Node) -> None:
+    clock, blocked = [10.0], []
+    base = _base(ros_node, blocked, clock)
+    forward = Command(0.3, 0.0, FollowStatus.ACTIVE)
+    pushes = int(2.5 * WINDOW_S / PERIOD_S)
+    assert all(base.command(forward) for _ in range(pushes))  # the simulator stalled
+    assert blocked == []
+    clock[0] += 2 * WINDOW_S  # it runs again, and the base still does not move
+    assert not base.command(forward)
+    assert blocked == [(1.0, 2.0, 0.0)]
+
+
+def test_on_the_wall_clock_the_same_stall_is_taken_for_a_blockage(ros_node: Node) -> None:
+    """What the planner did before it passed its node's clock (sim time in the simulator)."""
+    blocked: list[Pose2D] = []
+    base = _base(ros_node, blocked)
+    forward = Command(0.3, 0.0, FollowStatus.ACTIVE)
+    said = [base.command(forward) for _ in range(int(2.5 * WINDOW_S / PERIOD_S))]
+    assert not all(said) and blocked

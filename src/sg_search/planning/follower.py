@@ -64,13 +64,11 @@ def _wrap(angle: float) -> float:
     return (angle + math.pi) % (2 * math.pi) - math.pi
 
 
-def remaining_length(path: NDArray[np.float64], xy: NDArray[np.float64]) -> tuple[float, int]:
-    """Distance [m] from ``xy`` along the rest of ``path``, and the index of the next waypoint."""
-    return _along(path, xy)[:2]
-
-
-def _along(path: NDArray[np.float64], xy: NDArray[np.float64]) -> tuple[float, int, NDArray[np.float64]]:
-    """(remaining length [m], index of the next waypoint, the path's point nearest ``xy``)."""
+def remaining_length(
+    path: NDArray[np.float64], xy: NDArray[np.float64]
+) -> tuple[float, int, NDArray[np.float64]]:
+    """Distance [m] from ``xy`` along the rest of ``path``, the index of the next waypoint, and
+    the path's point nearest ``xy``."""
     if len(path) == 1:
         return float(np.linalg.norm(path[0] - xy)), 0, np.asarray(path[0], dtype=float)
     seg = np.diff(path, axis=0)
@@ -85,13 +83,13 @@ def _along(path: NDArray[np.float64], xy: NDArray[np.float64]) -> tuple[float, i
 
 
 def lookahead_point(
-    path: NDArray[np.float64], xy: NDArray[np.float64], lookahead: float
+    path: NDArray[np.float64], xy: NDArray[np.float64], lookahead: float, nxt: int
 ) -> NDArray[np.float64]:
-    """The point ``lookahead`` metres from the base along the rest of the path, the next
-    waypoint first (a carrot on the way to it; the base is not steered back onto the segment
-    it drifted off). Measured from the base's projection on the path instead, the discrete
-    benchmark's base tracked tighter but turned more (val: 141 turns an episode against 129)."""
-    _, nxt, _ = _along(path, xy)
+    """The point ``lookahead`` metres from the base along the rest of the path, waypoint
+    ``nxt`` (the next one, from :func:`remaining_length`) first: a carrot on the way to it (the
+    base is not steered back onto the segment it drifted off). Measured from the base's
+    projection on the path instead, the discrete benchmark's base tracked tighter but turned
+    more (val: 141 turns an episode against 129)."""
     point = xy
     budget = lookahead
     for waypoint in path[nxt:]:
@@ -128,7 +126,7 @@ class PathFollower:
         """Velocity command for ``pose`` at time ``now``."""
         p = self.params
         xy = np.array(pose[:2])
-        remaining, _, nearest = _along(self.path, xy)
+        remaining, nxt, nearest = remaining_length(self.path, xy)
         if float(np.linalg.norm(self.path[-1] - xy)) <= p.goal_tolerance:
             return Command(0.0, 0.0, FollowStatus.ARRIVED)
         if self._recovery_phase:
@@ -145,7 +143,7 @@ class PathFollower:
             self.recoveries += 1
             self._recovery_phase, self._recovery_until = "back off", now + p.backoff_s
             return self._recover(now)
-        target = lookahead_point(self.path, xy, p.lookahead)
+        target = lookahead_point(self.path, xy, p.lookahead, nxt)
         error = _wrap(math.atan2(target[1] - xy[1], target[0] - xy[0]) - pose[2])
         angular = float(np.clip(p.heading_gain * error, -p.max_angular, p.max_angular))
         if abs(error) > p.rotate_in_place_angle:

@@ -295,7 +295,7 @@ class EmbodiedEpisode:
         share the navigator's detour limit: once the metres driven for this approach pass
         ``detour_factor`` × the first viewpoint's geodesic distance over the known map +
         ``detour_slack_m`` (no limit while that is unknown), it is given up
-        (``_approach_gave_up``), as one drive's detour is."""
+        (``_approach_gave_up``), as one drive's detour is, in the middle of a drive too."""
         self._approach_gave_up = False
         if node.bbox is None:
             return False
@@ -312,13 +312,14 @@ class EmbodiedEpisode:
                 field = self.robot.field()
                 way = field.distance_to(goal) if field is not None else math.inf
                 limit = nav.detour_factor * way + nav.detour_slack_m
-            elif self.world.travelled - start > limit:
-                self._approach_gave_up = True
-                return False
-            arrived = self.robot.drive_to(goal, tolerance, p.actions_per_target).success
+            allowance = limit - (self.world.travelled - start)
+            arrived = self.robot.drive_to(goal, tolerance, p.actions_per_target, allowance).success
             # the planner may snap an unreachable goal to the nearest reachable cell: not the viewpoint
             if arrived and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution:
                 return True
+            if self.world.travelled - start > limit:
+                self._approach_gave_up = True
+                return False
             failed.append(goal)
         return False
 

@@ -120,14 +120,21 @@ class SimRobot:
             self.base, heading, turn / 2, self.planner.max_angular, math.inf, lambda: self.out_of_actions
         )
 
-    def drive_to(self, goal: tuple[float, float], tolerance: float, max_actions: int) -> NavResult:
-        """The navigator to within ``tolerance`` [m] of ``goal``, in at most ``max_actions``."""
-        start = self.steps
+    def drive_to(
+        self, goal: tuple[float, float], tolerance: float, max_actions: int, max_travel_m: float = math.inf
+    ) -> NavResult:
+        """The navigator to within ``tolerance`` [m] of ``goal``, in at most ``max_actions`` and
+        ``max_travel_m`` metres driven."""
+        start, travelled = self.steps, self.world.travelled
         return self.navigator.navigate(
             self.base,
             goal,
             tolerance,
-            should_stop=lambda: self.out_of_actions or self.steps - start >= max_actions,
+            should_stop=lambda: (
+                self.out_of_actions
+                or self.steps - start >= max_actions
+                or self.world.travelled - travelled > max_travel_m
+            ),
         )
 
     def field(self) -> DistanceField | None:

@@ -58,7 +58,7 @@ class UtilityParams:
 
     room_influence: float = 0.1
     use_room: bool = True
-    margin: float = 0.1
+    margin: float = 0.15
     room_default: float = 0.7
     frontier_default: float = 0.6
     frontier_radius_m: float = 3.0

@@ -223,3 +223,17 @@ def test_an_object_on_deep_furniture_lies_on_its_free_side_within_reach_of_the_f
     half = np.array(item.size[:2]) / 2
     assert np.all(np.abs(shirt[:2] - np.array(item.center[:2])) <= half)  # still on the bed
     assert shirt[2] > item.center[2] + item.size[2] / 2  # on top of it
+
+
+def test_an_episode_starts_where_the_base_can_drive() -> None:
+    # restaurant_cafeteria's dining room centre lies between a table's chairs: its nearest free
+    # cell is a pocket of four cells from which no move leaves (two train episodes pushed there
+    # for their whole budget)
+    layout = layout_for("restaurant_cafeteria", 0)
+    with SimWorld(layout, [], CameraConfig(64, 48)) as world:
+        x, y = nearest_free(world, *layout.room("dining_room_0").center)
+        drives = 0
+        for k in range(12):
+            world.set_pose(x, y, k * math.pi / 6)
+            drives += world.move(0.25, 0.0)
+        assert drives >= 3

@@ -6,6 +6,7 @@ import math
 import random
 
 import numpy as np
+from scipy import ndimage
 
 from sg_search.sim.bddl_scenes import load_house
 from sg_search.sim.episodes import Episode
@@ -32,9 +33,18 @@ def episode_world(episode: Episode, camera: CameraConfig | None = None) -> SimWo
     return world
 
 
+MIN_REGION_M2 = 1.0  # [m^2] free regions smaller than this are pockets between furniture
+
+
 def nearest_free(world: SimWorld, x: float, y: float) -> tuple[float, float]:
-    """The free raster cell centre nearest to (x, y) [m]."""
-    rows, cols = np.nonzero(world.free)
+    """The free raster cell centre nearest to (x, y) [m] from which the base can drive: in a
+    connected free region of at least ``MIN_REGION_M2`` (a room's centre between a table's
+    chairs can be a free pocket a few centimetres wide that the base never leaves)."""
+    regions, _ = ndimage.label(world.free, structure=np.ones((3, 3), dtype=bool))
+    cells = np.bincount(regions.ravel())
+    cells[0] = 0  # not free
+    room_enough = cells * world.grid.resolution**2 >= MIN_REGION_M2
+    rows, cols = np.nonzero(room_enough[regions] if room_enough.any() else world.free)
     if not len(rows):
         raise ValueError(f"{world.layout.scene}: no free space in the layout")
     centres = world.grid.to_metres(np.stack([rows, cols], axis=1))

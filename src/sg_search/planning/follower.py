@@ -5,7 +5,9 @@ Poses are (x, y, yaw) in ``map`` [m, rad]; times in seconds; speeds in m/s and r
 The continuous controller is pure pursuit with a lookahead point and rotate-in-place for
 large heading errors. Stuck: less than ``stuck_min_progress`` metres of progress towards
 the goal within ``stuck_window_s``; recovery backs off, rotates, then asks for a re-plan;
-after ``max_recoveries`` it gives up (STUCK).
+after ``max_recoveries`` it gives up (STUCK). Progress is measured along the path being followed;
+a re-plan (``keep_recoveries``) continues the window on the new path, so a base that is blocked,
+re-plans and is blocked again on every step is still seen to make none.
 """
 
 from __future__ import annotations
@@ -108,19 +110,23 @@ class PathFollower:
         self.params = params or FollowerParams()
         self.path: NDArray[np.float64] = np.zeros((0, 2))
         self.recoveries = 0
-        self._progress: list[tuple[float, float]] = []
+        self._progress: list[tuple[float, float]] = []  # (time [s], remaining length [m])
+        self._replaced: NDArray[np.float64] | None = None  # the path a re-plan replaced
         self._recovery_until = 0.0
         self._recovery_phase = ""
 
     def set_path(self, path: NDArray[np.float64], keep_recoveries: bool = False) -> None:
-        """Follow ``path`` (N, 2) [m] from now on (a re-plan keeps the recovery count)."""
+        """Follow ``path`` (N, 2) [m] from now on. A re-plan (``keep_recoveries``) keeps the
+        recovery count and the progress window; a new goal starts both afresh."""
         if len(path) == 0:
             raise ValueError("empty path")
+        if keep_recoveries and self._progress:
+            self._replaced = self.path
         self.path = np.asarray(path, dtype=float).reshape(-1, 2)
-        self._progress = []
         self._recovery_phase = ""
         if not keep_recoveries:
             self.recoveries = 0
+            self._progress = []
 
     def command(self, pose: Pose2D, now: float) -> Command:
         """Velocity command for ``pose`` at time ``now``."""
@@ -131,6 +137,10 @@ class PathFollower:
             return Command(0.0, 0.0, FollowStatus.ARRIVED)
         if self._recovery_phase:
             return self._recover(now)
+        if self._replaced is not None:  # the window goes on along the new path: the re-plan
+            shift = remaining - remaining_length(self._replaced, xy)[0]  # is neither progress nor its loss
+            self._progress = [(t, r + shift) for t, r in self._progress]
+            self._replaced = None
         self._progress.append((now, remaining))
         while self._progress and self._progress[0][0] < now - p.stuck_window_s:
             self._progress.pop(0)

@@ -52,7 +52,7 @@ class FrontierPlannerConfig:
     detour_factor: float = 2.0
     detour_slack_m: float = 2.0
     approach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
-    reach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
+    reach_radii: tuple[float, ...] = (0.6, 0.7, 0.8)
     reach_tolerance_m: float = 0.1
     tf_timeout_s: float = 0.2
     goal_sender: str = "affordance_executor"

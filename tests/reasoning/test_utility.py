@@ -57,8 +57,10 @@ def house() -> SceneGraph:
 
 
 def reasoner(**params: float | bool) -> UtilityReasoner:
-    """With the paper's room influence (0.3; the stack's default is 0.1), so that its example holds."""
-    return UtilityReasoner("scout", rooms, objects, UtilityParams(**{"room_influence": 0.3, **params}))  # type: ignore[arg-type]
+    """With the paper's room influence (0.3; the stack's default is 0.1) and no frontier floor
+    (the stack's default is 0.3), so that its example holds."""
+    paper = {"room_influence": 0.3, "frontier_floor": 0.0}
+    return UtilityReasoner("scout", rooms, objects, UtilityParams(**{**paper, **params}))  # type: ignore[arg-type]
 
 
 def test_utilities_reproduce_the_papers_example() -> None:
@@ -84,6 +86,21 @@ def test_frontier_takes_the_best_nearby_object_and_noroom_ignores_the_room() -> 
     assert shared["frontier_0"][0] == pytest.approx(0.8 * near["frontier_0"][0])  # the default share
     noroom = reasoner(use_room=False).utilities(g, "plate", [g.node("cabinet_0")])
     assert noroom["cabinet_0"][0] == pytest.approx(0.94)
+
+
+def test_a_frontier_beside_unlikely_furniture_is_still_worth_the_floor() -> None:
+    # the sofa (0.09 for a plate) is the only object near the frontier: without a floor the
+    # frontier is worth less than the kitchen's chair (0.30), and the robot inspects the chair
+    # before it looks beyond the living room
+    g = house()
+    g.upsert_node(SceneNode("frontier_1", Layer.OBJECT, "frontier", "frontier", (12, 0, 0)))
+    ids = ("frontier_1", "chair_0", "cabinet_0")
+    bare = reasoner().utilities(g, "plate", [g.node(i) for i in ids])
+    assert bare["frontier_1"][0] == pytest.approx(0.8 * 0.09, abs=0.01)
+    assert bare["frontier_1"][0] < bare["chair_0"][0]
+    floored = reasoner(frontier_floor=0.35).utilities(g, "plate", [g.node(i) for i in ids])
+    assert floored["frontier_1"][0] == 0.35 > floored["chair_0"][0]
+    assert floored["cabinet_0"][0] > floored["frontier_1"][0]  # a likely container still comes first
 
 
 def test_margin_picks_the_nearest_of_the_good_and_zero_margin_is_greedy() -> None:

@@ -7,7 +7,7 @@ Utilities for a query q:
 - container/object o in room r: u = p_contain(q | r) · (w + (1 − w) · p_cooc(o, q)), with the
   room influence w (``room_influence``); without room influence u = p_cooc(o, q);
 - frontier: ``frontier_share`` times the best utility of the objects within
-  ``frontier_radius_m`` of it, else ``frontier_default``.
+  ``frontier_radius_m`` of it, at least ``frontier_floor``; else ``frontier_default``.
 Selection: u* = max utility; among the nodes with u ≥ u* − ``margin`` the one with the
 shortest geodesic distance wins (``margin`` = 0 is greedy).
 
@@ -37,7 +37,8 @@ FAR = math.inf
 
 @dataclass(frozen=True)
 class UtilityParams:
-    """SCOUT's constants (defaults = the paper's, except ``frontier_share`` and ``room_influence``).
+    """SCOUT's constants (defaults = the paper's, except ``frontier_share``, ``room_influence``
+    and ``frontier_floor``).
 
     Attributes:
         room_influence: w in u = p_room · (w + (1 − w) · p_cooc) (SCOUT: 0.3). With 0.3 every
@@ -51,6 +52,10 @@ class UtilityParams:
         frontier_share: the share of that utility a frontier takes (SCOUT: 1). Below 1, a
             likely container is opened before the frontier beside it is driven to: the
             container is the surer bet, the frontier only promises more of its kind.
+        frontier_floor: the least a frontier near objects is worth. In a furnished house
+            nearly every frontier has furniture within the radius, so without a floor a
+            frontier beside a living room's sofa was worth nothing for a jar of sauce, and
+            the robot inspected a kitchen's coffee table (0.1) before looking beyond it.
         holder_prior: exponent β of the holder prior's weight on co-occurrence,
             p_cooc · weight(holder, room)^β capped at 1 (0 = the knowledge alone; see
             :mod:`sg_search.reasoning.knowledge.holder_prior`).
@@ -63,6 +68,7 @@ class UtilityParams:
     frontier_default: float = 0.6
     frontier_radius_m: float = 3.0
     frontier_share: float = 0.8
+    frontier_floor: float = 0.3
     holder_prior: float = 0.0
 
 
@@ -161,7 +167,7 @@ class UtilityReasoner(Reasoner):
             elif node.kind == "frontier":
                 best = near_best.get(node.id)
                 out[node.id] = (
-                    (best, f"frontier near objects (best {best:.2f})")
+                    (max(best, p.frontier_floor), f"frontier near objects (best {best:.2f})")
                     if best is not None
                     else (p.frontier_default, "frontier (default utility)")
                 )

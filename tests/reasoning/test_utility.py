@@ -159,3 +159,13 @@ def test_the_prior_reorders_containers_the_knowledge_scores_alike() -> None:
     assert u["cabinet_0"][0] < plain["cabinet_0"][0]  # weight 1 / 5.5, squared
     with pytest.raises(ValueError, match="holder prior"):
         UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=1.0))
+
+
+def test_the_sbert_baseline_keeps_its_published_frontier_values() -> None:
+    # SCOUT's SBERT baseline: a frontier near dissimilar objects is worth their share, below its
+    # 0.25 default; scout's floor (0.3, above that default) would turn the baseline upside down
+    from sg_search.reasoning.registry import create_reasoner
+
+    sbert = create_reasoner("sbert", {})
+    assert isinstance(sbert, UtilityReasoner)
+    assert sbert.params.frontier_floor == 0.0 and sbert.params.frontier_default == 0.25

@@ -285,6 +285,7 @@ def create_sbert(params: Mapping[str, Any]) -> Reasoner:
 
     utility = UtilityParams(
         use_room=False,
+        frontier_floor=0.0,  # SCOUT's SBERT baseline as published (scout's floor is above its defaults)
         margin=p.margin,
         room_default=p.room_default,
         frontier_default=p.frontier_default,

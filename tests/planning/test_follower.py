@@ -79,6 +79,23 @@ def test_a_replan_onto_a_longer_path_is_not_lost_progress() -> None:
     assert follower.recoveries == 0
 
 
+def test_two_replans_between_commands_are_measured_against_the_path_the_window_was_on() -> None:
+    # a blocked base re-planned twice before its next command: to a shorter way, then back to the
+    # same one; measured against the intermediate plan, the return would look like progress
+    params = FollowerParams(stuck_window_s=1.0, backoff_s=0.2, rotate_s=0.2, max_recoveries=2)
+    follower = PathFollower(params)
+    follower.set_path(PATH)
+    statuses = []
+    for k in range(200):
+        cmd = follower.command((0.0, 0.0, 0.0), k * 0.25)
+        statuses.append(cmd.status)
+        if cmd.status == FollowStatus.STUCK:
+            break
+        follower.set_path(np.array([[0.0, 0.0], [1.0, 0.0]]), keep_recoveries=True)
+        follower.set_path(PATH, keep_recoveries=True)
+    assert statuses[-1] == FollowStatus.STUCK
+
+
 def test_a_new_goal_starts_the_progress_window_afresh() -> None:
     params = FollowerParams(stuck_window_s=1.0)
     follower = PathFollower(params)

@@ -120,8 +120,8 @@ class PathFollower:
         recovery count and the progress window; a new goal starts both afresh."""
         if len(path) == 0:
             raise ValueError("empty path")
-        if keep_recoveries and self._progress:
-            self._replaced = self.path
+        if keep_recoveries and self._progress and self._replaced is None:
+            self._replaced = self.path  # the path the window was measured on (two re-plans: the first's)
         self.path = np.asarray(path, dtype=float).reshape(-1, 2)
         self._recovery_phase = ""
         if not keep_recoveries:

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from scipy import ndimage
 
 from sg_search.bench.embodied_world import StackConfig
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
@@ -28,7 +27,7 @@ from sg_search.bench.sim_robot import SimRobot
 from sg_search.mapping.occupancy import FREE
 from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
 from sg_search.sim.bddl_scenes import scene_names
-from sg_search.sim.mujoco.scene import layout_for, nearest_free
+from sg_search.sim.mujoco.scene import free_regions, layout_for, nearest_free
 from sg_search.sim.mujoco.world import CameraConfig, Frame, SimWorld
 
 STEP_BUDGET = 1500
@@ -56,7 +55,7 @@ def explore(robot: SimRobot, after: Callable[[], None] = lambda: None) -> None:
 
 def reachable_truth(world: SimWorld, start: tuple[float, float]) -> np.ndarray:
     """Cell centres [m] of the layout raster's traversable cells connected to ``start``."""
-    labels, _ = ndimage.label(world.free, structure=np.ones((3, 3), dtype=bool))
+    labels = free_regions(world)
     ((row, col),) = world.grid.to_cells(np.array([start]))
     cells = np.argwhere(labels == labels[row, col])
     return world.grid.to_metres(cells)

@@ -36,17 +36,22 @@ def episode_world(episode: Episode, camera: CameraConfig | None = None) -> SimWo
 MIN_REGION_M2 = 1.0  # [m^2] free regions smaller than this are pockets between furniture
 
 
+def free_regions(world: SimWorld) -> np.ndarray:
+    """The layout raster's connected free regions (8-connected; 0 = not free), per cell."""
+    regions, _ = ndimage.label(world.free, structure=np.ones((3, 3), dtype=bool))
+    return np.asarray(regions)
+
+
 def nearest_free(world: SimWorld, x: float, y: float) -> tuple[float, float]:
     """The free raster cell centre nearest to (x, y) [m] from which the base can drive: in a
     connected free region of at least ``MIN_REGION_M2`` (a room's centre between a table's
     chairs can be a free pocket a few centimetres wide that the base never leaves)."""
-    regions, _ = ndimage.label(world.free, structure=np.ones((3, 3), dtype=bool))
+    regions = free_regions(world)
     cells = np.bincount(regions.ravel())
     cells[0] = 0  # not free
-    room_enough = cells * world.grid.resolution**2 >= MIN_REGION_M2
-    rows, cols = np.nonzero(room_enough[regions] if room_enough.any() else world.free)
+    rows, cols = np.nonzero((cells * world.grid.resolution**2 >= MIN_REGION_M2)[regions])
     if not len(rows):
-        raise ValueError(f"{world.layout.scene}: no free space in the layout")
+        raise ValueError(f"{world.layout.scene}: no free region of {MIN_REGION_M2} m^2 in the layout")
     centres = world.grid.to_metres(np.stack([rows, cols], axis=1))
     best = int(np.argmin(np.hypot(centres[:, 0] - x, centres[:, 1] - y)))
     return float(centres[best, 0]), float(centres[best, 1])

@@ -58,3 +58,28 @@ def test_reach_points_stand_nearest_the_object_when_no_circle_fits() -> None:
     gaps = [np.hypot(x - 2.0, y - 2.0) for x, y in points]
     assert all(g <= 1.45 for g in gaps) and gaps == sorted(gaps)  # nearest to the object first
     assert reach_points((2.0, 2.0), free, spec, field.distance, reach_m=1.3) == []  # none that close
+
+
+def test_a_container_is_approached_from_the_side_it_opens_towards() -> None:
+    """A fridge with its back to the wall between two rooms, the base in the other room: the
+    nearest viewpoints lie behind the wall; with the side it opens towards (away from its
+    room's nearest edge) the goal lies in front of its door, through the doorway."""
+    from sg_search.mapping.occupancy import FREE, OCCUPIED
+    from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
+    from sg_search.planning.viewpoints import approach_goal, in_front, opening_side
+
+    spec = GridSpec(0.05, 120, 120, 0.0, 0.0)  # 6 m x 6 m
+    states = np.full(spec.shape, FREE, dtype=np.int8)
+    states[59, :100] = OCCUPIED  # the wall at y = 2.95..3.0, a doorway at x = 5..6 m
+    centre, size = np.array([2.0, 3.4, 0.9]), np.array([0.8, 0.75, 1.8])
+    states[61:75, 32:48] = OCCUPIED  # the fridge seen from its room: y = 3.05..3.75, x = 1.6..2.4
+    front = opening_side(centre, size, room_min=(0.0, 3.0), room_max=(6.0, 6.0))
+    assert front == (0.0, 1.0)
+    params = PlannerParams(robot_radius=0.25)
+    free = traversable(states, spec, params)
+    fields = [(free, DistanceField(free, spec, (2.0, 1.5), params))]
+    args = (centre, size, states, fields, spec, ViewpointParams(radii=(0.6, 0.7, 0.8)), (0.1, 1.5), 0.9)
+    anywhere = approach_goal(*args)
+    assert anywhere is not None and anywhere[1] < 3.0  # behind the wall: nearer, and within reach
+    goal = approach_goal(*args, front=front)
+    assert goal is not None and in_front(goal, centre, size, front) and goal[1] > 3.775

@@ -237,3 +237,44 @@ def test_an_episode_starts_where_the_base_can_drive() -> None:
             world.set_pose(x, y, k * math.pi / 6)
             drives += world.move(0.25, 0.0)
         assert drives >= 3
+
+
+@pytest.mark.parametrize(
+    ("holder", "lift"), [("kitchen_0/furniture_sink_0", 0.4), ("living_room_0/bookcase_0", 0.0)]
+)
+def test_what_lies_inside_a_receptacle_without_a_door_can_be_seen(holder: str, lift: float) -> None:
+    """A mug in a sink lies in its basin (seen over the rim from a raised head), a book in a
+    bookcase on its shelf (seen from the front); neither is sealed in a solid box."""
+    layout = layout_for("Rs_int", 0)
+    with SimWorld(layout, [SmallObject("thing", "mug", "inside", holder)], CameraConfig(160, 120)) as w:
+        view = facing_viewpoint(w, holder)
+        assert view is not None
+        x, y, yaw, _ = view
+        w.set_pose(x, y, yaw)
+        w.aim_head(tuple(float(v) for v in w.data.body("thing").xpos), lift, 0.79 if lift else 0.0)
+        assert w.visible_pixels("thing") > 20
+        with pytest.raises(SimError, match="is not openable"):
+            w.set_open(holder, True)
+
+
+def test_a_door_opens_only_from_in_front_of_it(world: SimWorld) -> None:
+    """Within reach beside the fridge or behind the wall at its back, the base cannot open it."""
+    item = next(f for f in world.layout.furniture if f.furniture_id == FRIDGE)
+    nx, ny = world.spec.fronts[FRIDGE]
+    depth = abs(nx) * item.size[0] + abs(ny) * item.size[1]
+    width = abs(ny) * item.size[0] + abs(nx) * item.size[1]
+    cx, cy = item.center[:2]
+    behind = (cx - nx * (depth / 2 + 0.3), cy - ny * (depth / 2 + 0.3))
+    beside = (cx - ny * (width / 2 + 0.3), cy + nx * (width / 2 + 0.3))
+    ahead = (cx + nx * (depth / 2 + 0.4), cy + ny * (depth / 2 + 0.4))
+    world.set_pose(*ahead, 0.0)
+    world.set_open(FRIDGE, False)
+    for x, y in (behind, beside):
+        world.set_pose(x, y, 0.0)
+        with pytest.raises(SimError, match="not in front of it"):
+            world.set_open(FRIDGE, True)
+        assert not world.is_open(FRIDGE)
+    world.set_pose(*ahead, 0.0)
+    world.set_open(FRIDGE, True)
+    assert world.is_open(FRIDGE)
+    world.set_open(FRIDGE, False)

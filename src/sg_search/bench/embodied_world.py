@@ -43,6 +43,7 @@ from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
+from sg_search.scene_graph.fronts import opening_front
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
@@ -335,6 +336,7 @@ class EmbodiedEpisode:
             self.robot.navigator.fields(self.world.pose[:2]), self.robot.spec,
             c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
             c.reach_m if within_reach else None, failed,
+            opening_front(node, self.scene_graph.get(node.room_id)),
         )  # fmt: skip
 
     def face(self, node: SceneNode) -> None:

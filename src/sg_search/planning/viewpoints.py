@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from sg_search.planning.geodesic import DistanceField
 
 FAILED_SPACING_M = 0.3  # a goal this close to one the base failed to reach is not tried again
+AXES = ((1.0, 0.0), (-1.0, 0.0), (0.0, 1.0), (0.0, -1.0))
+Coords = Sequence[float] | NDArray[np.float64]  # a point or a size [m]
 
 
 @dataclass(frozen=True)
@@ -165,6 +167,27 @@ def reach_points(
     return [(float(x), float(y)) for x, y in xy[ok][order]]
 
 
+def opening_side(centre: Coords, size: Coords, room_min: Coords, room_max: Coords) -> tuple[float, float]:
+    """Unit vector (x, y) of the side a container opens towards, from its box (centre, full
+    size [m], ``map``) and its room's extent (lower and upper corner [m]): away from the room's
+    nearest edge, as furniture stands with its back to a wall. A box past the room's extent on
+    a side (a kitchen run the free space ends at) has its back there."""
+    gaps = {
+        AXES[0]: centre[0] - size[0] / 2 - room_min[0],
+        AXES[1]: room_max[0] - (centre[0] + size[0] / 2),
+        AXES[2]: centre[1] - size[1] / 2 - room_min[1],
+        AXES[3]: room_max[1] - (centre[1] + size[1] / 2),
+    }
+    return min(AXES, key=lambda axis: gaps[axis])
+
+
+def in_front(goal: Coords, centre: Coords, size: Coords, front: Coords) -> bool:
+    """True if ``goal`` (x, y) [m] lies ahead of the box's face towards the unit vector
+    ``front`` (the half-plane beyond that face)."""
+    half_depth = abs(front[0]) * size[0] / 2 + abs(front[1]) * size[1] / 2
+    return bool((goal[0] - centre[0]) * front[0] + (goal[1] - centre[1]) * front[1] > half_depth)
+
+
 def approach_goal(
     centre: NDArray[np.float64],
     size: NDArray[np.float64],
@@ -175,20 +198,24 @@ def approach_goal(
     obstacle_heights: tuple[float, float],
     reach_m: float | None = None,
     failed: Sequence[tuple[float, float]] = (),
+    front: tuple[float, float] | None = None,
 ) -> tuple[float, float] | None:
     """Where the base should go to see a node's box (centre, size [m], ``map``), or to be
     within ``reach_m`` [m] of its centre to manipulate it: the best viewpoint (``params``'
     circles) at the safest clearance of ``fields`` (traversable cells and distance field from
     the base, safest first) that has one; within reach, also the reachable cells nearest the
     centre, for an object no circle reaches. Goals within ``FAILED_SPACING_M`` of ``failed``
-    ones are left out. None when there is none. The in-process world and the frontier planner
-    node both choose with this."""
+    ones are left out. With ``front`` (:func:`opening_side` of a container), only goals in
+    front of that face count: a door is opened and looked through from there. None when there
+    is none. The in-process world and the frontier planner node both choose with this."""
     for free, field in fields:
         views = box_viewpoints(centre, size, states, free, spec, params, field.distance, obstacle_heights)
         goals = [v.xy for v in views]
         if reach_m is not None:
             goals += reach_points((float(centre[0]), float(centre[1])), free, spec, field.distance, reach_m)
         goals = [g for g in goals if all(math.dist(g, f) > FAILED_SPACING_M for f in failed)]
+        if front is not None:
+            goals = [g for g in goals if in_front(g, centre, size, front)]
         if goals:
             return goals[0]
     return None

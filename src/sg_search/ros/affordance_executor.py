@@ -44,7 +44,8 @@ from sg_search.ros.params import declare_config
 from sg_search.ros.perceived_frames import PerceivedFrames
 from sg_search.ros.tf import create_transform_source
 from sg_search.ros.twist_base import TwistBase
-from sg_search.scene_graph import Layer, NodeState, SceneNode
+from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
+from sg_search.scene_graph.fronts import handle_pose
 from sg_search.search.config import ExecutorNodeConfig
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 
@@ -77,6 +78,7 @@ class AffordanceExecutorNode(Node):
         self._frames = PerceivedFrames(self)
         self._busy = threading.Lock()
         self._handle: ServerGoalHandle | None = None
+        self._graph: SceneGraph | None = None  # the graph of the goal being executed
         self._deadline = math.inf  # monotonic [s] at which the running goal's timeout_s runs out
         self._policy = AffordanceExecutor(self, c.navigation_retries)
         ActionServer(
@@ -102,6 +104,7 @@ class AffordanceExecutorNode(Node):
             limit = float(goal.timeout_s)
             self._deadline = time.monotonic() + limit if limit > 0 else math.inf
             graph = self._mirror.copy(wait_s=self.config.graph_wait_s)
+            self._graph = graph
             if not (math.isfinite(limit) and limit >= 0.0):
                 report_code, message = ExecutorError.UNKNOWN, f"goal timeout_s {limit} is not a number >= 0 s"
             elif graph is None:
@@ -223,8 +226,17 @@ class AffordanceExecutorNode(Node):
                 )
             goal = OpenContainer.Goal(node_id=node.id, category=node.category)
             goal.handle.header.frame_id = self.config.map_frame
-            goal.handle.pose.position = point_to_msg(centre)
-            goal.handle.pose.orientation.w = 1.0
+            room = self._graph.get(node.room_id) if self._graph is not None else None
+            handle = handle_pose(node, room)
+            if handle is None:
+                return SkillResult(
+                    False,
+                    message=f"open {node.id}: its front is unknown (no box for it or its room)",
+                    code=ExecutorError.MANIPULATION_FAILED,
+                )
+            goal.handle.pose.position = point_to_msg(handle[0])
+            o = goal.handle.pose.orientation
+            o.z, o.w = math.sin(handle[1] / 2), math.cos(handle[1] / 2)
             try:
                 response = self._run_action(
                     self._open_action, goal, self.config.manipulation_timeout_s, "HSR driver"

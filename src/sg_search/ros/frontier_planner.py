@@ -39,6 +39,7 @@ from sg_search.planning.geodesic import DistanceField, path_length, traversable
 from sg_search.planning.navigator import NavError, Navigator
 from sg_search.planning.stall import StallDetector, point_ahead
 from sg_search.planning.viewpoints import approach_goal
+from sg_search.ros.conversions import node_from_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.liveliness import AliveWatch, announce_alive
@@ -46,6 +47,7 @@ from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.ros.twist_base import TwistBase
+from sg_search.scene_graph.fronts import opening_front
 
 
 class GoalError(ValueError):
@@ -261,9 +263,15 @@ class FrontierPlanner(Node):
             raise GoalError(
                 NavigateTo.Result.UNKNOWN, f"the scene graph server did not answer for {node_id!r}"
             )
-        node = next((n for n in response.update.nodes if n.id == node_id), None)
+        nodes = {n.id: n for n in response.update.nodes}
+        node = nodes.get(node_id)
         if node is None:
             raise GoalError(NavigateTo.Result.UNKNOWN_NODE, f"unknown node {node_id!r}")
+        room = nodes.get(node.room_id)
+        try:
+            front = opening_front(node_from_msg(node), node_from_msg(room) if room is not None else None)
+        except ValueError as exc:
+            raise GoalError(NavigateTo.Result.UNKNOWN, f"the scene graph sent a bad node: {exc}") from None
         size = np.array([node.bbox.size.x, node.bbox.size.y, node.bbox.size.z])
         middle = node.bbox.center if size.any() else node.position  # no box: its points' centroid
         centre = np.array([middle.x, middle.y, middle.z])
@@ -274,7 +282,7 @@ class FrontierPlanner(Node):
         goal = approach_goal(
             centre, size, self._states(), self.navigator.fields(pose[:2]), self.spec,
             c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
-            c.reach_m if within_reach else None,
+            c.reach_m if within_reach else None, (), front,
         )  # fmt: skip
         if goal is None:
             raise GoalError(NavigateTo.Result.NO_VALID_PATH, f"no reachable viewpoint around {node_id!r}")

@@ -9,8 +9,11 @@
   ``<id>/hinge``, 0 = closed, ``OPEN_ANGLE`` = open) or, for ``opening: drawer`` categories,
   by a shallow top drawer that slides out along the front normal (joint ``<id>/slide``,
   0 = closed, 80 % of the depth = open) carrying what lies in it.
-- Small objects: boxes inside (on the carcass bottom), on top of furniture, or on a room's
-  floor.
+- Receptacles that do not open are open: one at least ``SHELVING_MIN_HEIGHT`` tall is shelving
+  (a carcass open at the front with a shelf at half its height: a bookcase); a lower one is a
+  basin (a block with a hollow ``BASIN_DEPTH`` deep under its rim: a sink, a bathtub, a bin).
+- Small objects: boxes inside (on the carcass bottom, the shelf or the basin's floor), on top
+  of furniture, or on a room's floor; on a basin, "on top" is in it too.
 - The agent: two mocap bodies, ``agent`` (base footprint, a 0.2 m radius cylinder drawn
   for top-down views) and ``agent_camera`` (carries the camera ``agent_camera``); the
   simulator sets both poses, so the camera pose is known exactly.
@@ -34,6 +37,8 @@ OPEN_ANGLE = 1.75  # [rad] door angle when open (100 degrees)
 DRAWER_HEIGHT = 0.25  # [m] height of a drawer (one per drawer unit, at its top)
 AGENT_RADIUS = 0.2  # [m]
 FRONT_REACH_M = 0.3  # [m] how far behind the front edge a small object on deep furniture lies
+SHELVING_MIN_HEIGHT = 1.2  # [m] a receptacle that does not open and is this tall is shelving
+BASIN_DEPTH = 0.15  # [m] depth of a basin's hollow under its rim
 ROOM_COLOURS = {
     "kitchen": "0.85 0.80 0.70",
     "bathroom": "0.75 0.85 0.90",
@@ -119,12 +124,15 @@ def _furniture(item: PlacedFurniture, layout: HouseLayout, spec: WorldSpec, cont
     name = item.furniture_id
     spec.categories[name] = item.category
     rgba = "0.62 0.48 0.35 1" if item.openable else "0.55 0.55 0.58 1"
-    if not item.openable:
+    if not item.openable and _mouth(item) == "":
         body = _box("", (0, 0, 0), (sx / 2, sy / 2, sz / 2), rgba)
         return f'<body name="{name}" pos="{cx:.4f} {cy:.4f} {cz:.4f}">{body}</body>'
     nx, ny = front_normal(item, layout)
     spec.fronts[name] = (nx, ny)
     hx, hy, hz = sx / 2, sy / 2, sz / 2
+    if _mouth(item) == "top":
+        geoms = "".join(_box("", p, h, rgba) for p, h in _basin(hx, hy, hz))
+        return f'<body name="{name}" pos="{cx:.4f} {cy:.4f} {cz:.4f}">{geoms}</body>'
     # Local frame of the body = map axes; the front face is at +normal.
     panels = [
         (
@@ -138,6 +146,10 @@ def _furniture(item: PlacedFurniture, layout: HouseLayout, spec: WorldSpec, cont
         panels += [((0.0, s * (hy - PANEL / 2), 0.0), (hx, PANEL / 2, hz)) for s in (-1, 1)]
     else:
         panels += [((s * (hx - PANEL / 2), 0.0, 0.0), (PANEL / 2, hy, hz)) for s in (-1, 1)]
+    if _mouth(item) == "front":  # shelving: no door, a shelf at half height
+        panels.append(((0.0, 0.0, 0.0), (hx, hy, PANEL / 2)))
+        geoms = "".join(_box("", p, h, rgba) for p, h in panels)
+        return f'<body name="{name}" pos="{cx:.4f} {cy:.4f} {cz:.4f}">{geoms}</body>'
     geoms = "".join(_box("", p, h, rgba) for p, h in panels)
     if item.opening == "drawer":
         drawer = _drawer(item, (nx, ny), spec, contents)
@@ -161,6 +173,39 @@ def _furniture(item: PlacedFurniture, layout: HouseLayout, spec: WorldSpec, cont
     spec.categories[f"{name}/door"] = item.category
     spec.open_value[name] = OPEN_ANGLE
     return f'<body name="{name}" pos="{cx:.4f} {cy:.4f} {cz:.4f}">{geoms}{door}</body>'
+
+
+def _mouth(item: PlacedFurniture) -> str:
+    """How a receptacle that does not open is open: "front" (shelving), "top" (a basin);
+    "" for openable and solid furniture."""
+    if item.openable or not item.receptacle:
+        return ""
+    return "front" if item.size[2] >= SHELVING_MIN_HEIGHT else "top"
+
+
+def _basin(
+    hx: float, hy: float, hz: float
+) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
+    """(centre, half size) boxes of a basin with half sizes (hx, hy, hz), in its body frame: a
+    block up to ``BASIN_DEPTH`` under the rim and four rim walls around the hollow."""
+    depth = min(BASIN_DEPTH, hz)
+    rim_z = hz - depth / 2
+    boxes = [((0.0, 0.0, -depth / 2), (hx, hy, hz - depth / 2))] if hz > depth else []
+    boxes += [((s * (hx - PANEL / 2), 0.0, rim_z), (PANEL / 2, hy, depth / 2)) for s in (-1, 1)]
+    boxes += [((0.0, s * (hy - PANEL / 2), rim_z), (hx, PANEL / 2, depth / 2)) for s in (-1, 1)]
+    return boxes
+
+
+def inner_floor(item: PlacedFurniture) -> float:
+    """Height [m] of what a small object inside ``item`` (not in a drawer) stands on: the
+    carcass bottom, the shelf of shelving, the floor of a basin."""
+    bottom, top = item.center[2] - item.size[2] / 2, item.center[2] + item.size[2] / 2
+    mouth = _mouth(item)
+    if mouth == "front":
+        return item.center[2] + PANEL / 2
+    if mouth == "top":
+        return top - min(BASIN_DEPTH, item.size[2] / 2)
+    return bottom + PANEL
 
 
 def _drawer(item: PlacedFurniture, normal: tuple[float, float], spec: WorldSpec, contents: str) -> str:
@@ -270,8 +315,10 @@ def _small_object(obj: SmallObject, layout: HouseLayout) -> str:
         if item is None:
             raise KeyError(f"no furniture {obj.holder!r} in the layout of {layout.scene}")
         x, y = _resting_point(obj, item, layout)
-        bottom = item.center[2] - item.size[2] / 2
-        z = bottom + PANEL + hz + 1e-3 if obj.relation == "inside" else bottom + item.size[2] + hz
+        if obj.relation == "inside" or _mouth(item) == "top":
+            z = inner_floor(item) + hz + 1e-3
+        else:
+            z = item.center[2] + item.size[2] / 2 + hz
     return (
         f'<body name="{obj.object_id}" pos="{x:.4f} {y:.4f} {z:.4f}">'
         f"{_box('', (0, 0, 0), (hx, hy, hz), '0.85 0.15 0.15 1')}</body>"

@@ -11,7 +11,7 @@ from scipy import ndimage
 from sg_search.sim.bddl_scenes import load_house
 from sg_search.sim.episodes import Episode
 from sg_search.sim.layout import HouseLayout, layout_house
-from sg_search.sim.mujoco.mjcf import SmallObject, drawer_floor
+from sg_search.sim.mujoco.mjcf import SmallObject, drawer_floor, inner_floor
 from sg_search.sim.mujoco.world import CameraConfig, SimWorld
 
 TARGET_ID = "target"
@@ -89,9 +89,11 @@ def facing_viewpoint(
             x = item.center[0] + nx * (depth / 2 + gap) - ny * side
             y = item.center[1] + ny * (depth / 2 + gap) + nx * side
             if world.is_free(x, y):
-                floor = item.center[2] + (
-                    drawer_floor(item) if item.opening == "drawer" else 0.1 - item.size[2] / 2
-                )  # what lies inside stands here
+                floor = (  # what lies inside stands here
+                    item.center[2] + drawer_floor(item)
+                    if item.opening == "drawer"
+                    else inner_floor(item) + 0.08
+                )
                 drop = world.camera.height_m - floor
                 yaw = math.atan2(item.center[1] - y, item.center[0] - x)
                 view = (x, y, yaw, math.atan2(drop, gap + depth / 2))

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from sg_search.planning.viewpoints import in_front
 from sg_search.sim.layout import HouseLayout
 from sg_search.sim.mujoco.mjcf import SmallObject, build_mjcf
 
@@ -254,7 +255,9 @@ class SimWorld:
         return math.hypot(dx, dy)
 
     def set_open(self, node_id: str, open_: bool, reach_m: float = 1.0) -> None:
-        """Open or close a container's door; SimError if it is not openable or out of reach."""
+        """Open or close a container's door or drawer; SimError if it is not openable, out of
+        reach, or the base is not in front of it (beyond the face it opens towards: a door is
+        not opened from beside the carcass or through the wall behind it)."""
         joint = self.spec.openable.get(node_id)
         if joint is None:
             what = "is not openable" if node_id in self.spec.categories else "does not exist"
@@ -262,6 +265,11 @@ class SimWorld:
         distance = self.distance_to(node_id)
         if distance > reach_m:
             raise SimError(f"{node_id!r} is {distance:.2f} m away; reach is {reach_m:.2f} m")
+        item = next(f for f in self.layout.furniture if f.furniture_id == node_id)
+        front = self.spec.fronts[node_id]
+        if not in_front(self.pose[:2], item.center, item.size, front):
+            towards = f"({front[0]:+.0f}, {front[1]:+.0f})"
+            raise SimError(f"{node_id!r} opens towards {towards}; the base is not in front of it")
         was_open = self.is_open(node_id)
         self.data.qpos[self.model.joint(joint).qposadr[0]] = self.spec.open_value[node_id] if open_ else 0.0
         self._mj.mj_forward(self.model, self.data)

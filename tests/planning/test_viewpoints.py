@@ -83,3 +83,7 @@ def test_a_container_is_approached_from_the_side_it_opens_towards() -> None:
     assert anywhere is not None and anywhere[1] < 3.0  # behind the wall: nearer, and within reach
     goal = approach_goal(*args, front=front)
     assert goal is not None and in_front(goal, centre, size, front) and goal[1] > 3.775
+    states[59, 100:] = OCCUPIED  # the doorway shut: the front cannot be reached, the rest is tried
+    free = traversable(states, spec, params)
+    shut = (centre, size, states, [(free, DistanceField(free, spec, (2.0, 1.5), params))], *args[4:])
+    assert approach_goal(*shut, front=front) == anywhere

@@ -205,17 +205,25 @@ def approach_goal(
     circles) at the safest clearance of ``fields`` (traversable cells and distance field from
     the base, safest first) that has one; within reach, also the reachable cells nearest the
     centre, for an object no circle reaches. Goals within ``FAILED_SPACING_M`` of ``failed``
-    ones are left out. With ``front`` (:func:`opening_side` of a container), only goals in
-    front of that face count: a door is opened and looked through from there. None when there
-    is none. The in-process world and the frontier planner node both choose with this."""
+    ones are left out. With ``front`` (:func:`opening_side` of a container), goals in front of
+    that face come first, at any clearance: a door is opened and looked through from there
+    (the side is an estimate; where none in front is reachable, the others are tried). None
+    when there is none. The in-process world and the frontier planner node both choose with
+    this."""
+    fields = list(fields)
+    candidates = []
     for free, field in fields:
         views = box_viewpoints(centre, size, states, free, spec, params, field.distance, obstacle_heights)
         goals = [v.xy for v in views]
         if reach_m is not None:
             goals += reach_points((float(centre[0]), float(centre[1])), free, spec, field.distance, reach_m)
         goals = [g for g in goals if all(math.dist(g, f) > FAILED_SPACING_M for f in failed)]
-        if front is not None:
-            goals = [g for g in goals if in_front(g, centre, size, front)]
-        if goals:
-            return goals[0]
-    return None
+        if front is None:
+            if goals:
+                return goals[0]
+            continue
+        ahead = [g for g in goals if in_front(g, centre, size, front)]
+        if ahead:
+            return ahead[0]
+        candidates += goals
+    return candidates[0] if candidates else None

@@ -37,8 +37,8 @@ FAR = math.inf
 
 @dataclass(frozen=True)
 class UtilityParams:
-    """SCOUT's constants (defaults = the paper's, except ``frontier_share``, ``room_influence``
-    and ``frontier_floor``).
+    """SCOUT's constants (defaults = the paper's, except ``frontier_share``, ``room_influence``,
+    ``frontier_floor`` and ``room_relative``).
 
     Attributes:
         room_influence: w in u = p_room · (w + (1 − w) · p_cooc) (SCOUT: 0.3). With 0.3 every
@@ -59,6 +59,10 @@ class UtilityParams:
         holder_prior: exponent β of the holder prior's weight on co-occurrence,
             p_cooc · weight(holder, room)^β capped at 1 (0 = the knowledge alone; see
             :mod:`sg_search.reasoning.knowledge.holder_prior`).
+        room_relative: p_room is divided by the best p_room over every room type for the
+            query (the knowledge's room vocabulary), so the likeliest kind of room scores 1
+            whatever the query: the learned p_room is not calibrated across queries (0.26 for
+            a prawn in a kitchen), which left a found kitchen's fridge below the frontier floor.
     """
 
     room_influence: float = 0.1
@@ -70,6 +74,7 @@ class UtilityParams:
     frontier_share: float = 0.8
     frontier_floor: float = 0.3
     holder_prior: float = 0.0
+    room_relative: bool = True
 
 
 PairScorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
@@ -89,11 +94,15 @@ class UtilityReasoner(Reasoner):
         object_score: PairScorer,
         params: UtilityParams,
         holder_weight: PairScorer | None = None,
+        room_types: Sequence[str] = (),
     ) -> None:
         """``holder_weight(holders, rooms)``: the holder prior's weights (used when
-        ``params.holder_prior`` > 0)."""
+        ``params.holder_prior`` > 0); ``room_types``: every kind of room (``params.room_relative``)."""
         if params.holder_prior > 0 and holder_weight is None:
             raise ValueError(f"{name}: holder_prior {params.holder_prior} needs a holder prior")
+        if params.room_relative and not room_types:
+            raise ValueError(f"{name}: room_relative needs the room types")
+        self._room_types = set(room_types)
         self.name = name
         self.params = params
         self._room_score = room_score
@@ -133,6 +142,9 @@ class UtilityReasoner(Reasoner):
         objects = [n for n in graph.nodes(Layer.OBJECT) if n.kind != "frontier"]
         room_of = {n.id: known_rooms.get(n.room_id, "") for n in objects}
         room_p = self._scores("room", {r for r in known_rooms.values() if r}, query)
+        if p.room_relative:
+            top = max(self._scores("room", self._room_types, query)[r] for r in self._room_types)
+            room_p = {r: min(1.0, v / top) if top > 0 else 0.0 for r, v in room_p.items()}
         object_p = self._scores("object", {_label(n) for n in objects}, query)
 
         memo: dict[tuple[str, str], tuple[float, str]] = {}  # nodes sharing label and room
@@ -250,11 +262,13 @@ def create_exhaustive(params: Mapping[str, Any]) -> Reasoner:
 
 def _learned(name: str, params: UtilityParams) -> Reasoner:
     from sg_search.reasoning.knowledge import KnowledgeModel
+    from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
     from sg_search.reasoning.knowledge.holder_prior import HolderPrior
 
     km = KnowledgeModel.load_default()
     weights = HolderPrior.load_default().weights if params.holder_prior > 0 else None
-    return UtilityReasoner(name, km.containment, km.cooccurrence, params, weights)
+    rooms = load_answers(default_data_dir() / "llm_answers.yaml").rooms if params.room_relative else ()
+    return UtilityReasoner(name, km.containment, km.cooccurrence, params, weights, rooms)
 
 
 @dataclass(frozen=True)
@@ -286,6 +300,7 @@ def create_sbert(params: Mapping[str, Any]) -> Reasoner:
     utility = UtilityParams(
         use_room=False,
         frontier_floor=0.0,  # SCOUT's SBERT baseline as published (scout's floor is above its defaults)
+        room_relative=False,  # similarity, not a probability over room types
         margin=p.margin,
         room_default=p.room_default,
         frontier_default=p.frontier_default,

@@ -37,8 +37,8 @@ FAR = math.inf
 
 @dataclass(frozen=True)
 class UtilityParams:
-    """SCOUT's constants (defaults = the paper's, except ``frontier_share``, ``room_influence``,
-    ``frontier_floor`` and ``room_relative``).
+    """SCOUT's constants (defaults = the paper's, except ``frontier_share``, ``room_influence``
+    and ``frontier_floor``).
 
     Attributes:
         room_influence: w in u = p_room · (w + (1 − w) · p_cooc) (SCOUT: 0.3). With 0.3 every
@@ -74,7 +74,7 @@ class UtilityParams:
     frontier_share: float = 0.8
     frontier_floor: float = 0.3
     holder_prior: float = 0.0
-    room_relative: bool = True
+    room_relative: bool = False
 
 
 PairScorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]

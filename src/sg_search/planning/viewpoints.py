@@ -210,7 +210,6 @@ def approach_goal(
     (the side is an estimate; where none in front is reachable, the others are tried). None
     when there is none. The in-process world and the frontier planner node both choose with
     this."""
-    fields = list(fields)
     candidates = []
     for free, field in fields:
         views = box_viewpoints(centre, size, states, free, spec, params, field.distance, obstacle_heights)

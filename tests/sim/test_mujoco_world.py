@@ -10,9 +10,17 @@ import pytest
 
 from sg_search.bench.sim import backprojection_errors, frame_digest
 from sg_search.cli import main
+from sg_search.sim.episodes import Episode
 from sg_search.sim.metrics import EpisodeRun, distance_to_success, soft_spl, spl, target_found
 from sg_search.sim.mujoco.mjcf import SmallObject
-from sg_search.sim.mujoco.scene import facing_viewpoint, layout_for, nearest_free
+from sg_search.sim.mujoco.scene import (
+    MIN_START_TO_TARGET_M,
+    TARGET_ID,
+    episode_world,
+    facing_viewpoint,
+    layout_for,
+    nearest_free,
+)
 from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld
 
 FRIDGE = "kitchen_0/fridge_0"
@@ -237,6 +245,19 @@ def test_an_episode_starts_where_the_base_can_drive() -> None:
             world.set_pose(x, y, k * math.pi / 6)
             drives += world.move(0.25, 0.0)
         assert drives >= 3
+
+
+def test_an_episode_in_a_one_room_house_starts_outside_the_success_region() -> None:
+    # gates_bedroom is one room: the start room is the target's, and an "in the room" target
+    # lies at the room's centre, where the start used to be (two test episodes began on it)
+    episode = Episode(
+        "gates_bedroom", 0, "test", "typical", "backpack", "backpack.n.01", "inroom", "", "",
+        "bedroom", "bedroom_0", "bedroom_0", "",
+    )  # fmt: skip
+    with episode_world(episode, CameraConfig(64, 48)) as world:
+        target = np.asarray(world.data.body(TARGET_ID).xpos[:2])
+        assert np.hypot(*(target - np.asarray(world.pose[:2]))) >= MIN_START_TO_TARGET_M
+        assert 1.0 <= distance_to_success(world, TARGET_ID) < math.inf  # outside, and reachable
 
 
 @pytest.mark.parametrize(

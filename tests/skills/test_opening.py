@@ -109,3 +109,27 @@ def test_cancel_and_emergency_stop_stop_the_base_mid_pull(reason: SkillError) ->
     assert hsr.base_commands[-1] == (0.0, 0.0, 0.0)
     held_on = hsr.robot.targets["hand_motor_joint"] != HsrDriverConfig().gripper_open
     assert held_on == (reason == SkillError.EMERGENCY_STOP)  # an e-stop freezes everything, a cancel lets go
+
+
+class LateOdometry(SimulatedHsr):
+    """The fake HSR whose first odometry message arrives only after ``late_s`` [s]."""
+
+    def __init__(self, late_s: float) -> None:
+        super().__init__([DRAWER])
+        self.late_s = late_s
+
+    def base_pose(self) -> Pose2D | None:  # type: ignore[override]
+        return self.robot.pose if self.t >= self.late_s else None
+
+
+def test_a_goal_that_arrives_before_the_first_odometry_waits_for_it() -> None:
+    hsr = LateOdometry(late_s=0.5)
+    pan, _ = _skills(hsr).look_at((0.0, 1.0, 1.0))  # to the left of a base facing +x
+    assert pan == pytest.approx(math.pi / 2, abs=0.05) and hsr.t >= 0.5
+
+
+def test_no_odometry_at_all_is_a_transform_failure_after_the_timeout() -> None:
+    hsr = LateOdometry(late_s=math.inf)
+    with pytest.raises(SkillAbort, match=r"no odometry within 2\.0 s") as failed:
+        _skills(hsr).look_at((0.0, 1.0, 1.0))
+    assert failed.value.code == SkillError.TRANSFORM_FAILED and hsr.t >= HsrDriverConfig().tf_timeout_s

@@ -43,7 +43,7 @@ from sg_search.ros.sensor_publishers import SensorPublishers
 from sg_search.sim.layout import HouseLayout
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.sim.mujoco.mjcf import SmallObject
-from sg_search.sim.mujoco.scene import layout_for, nearest_free
+from sg_search.sim.mujoco.scene import layout_for, start_point
 from sg_search.sim.mujoco.world import Frame, SimError, SimWorld
 
 
@@ -114,7 +114,7 @@ class SimBridge(Node):
     def _run(self, layout: HouseLayout) -> None:
         try:
             self.world = SimWorld(layout, self._objects, self.config.camera())
-            self._start = (*nearest_free(self.world, *self._start_room.center), 0.0)
+            self._start = (*start_point(self.world, self._start_room.room_id), 0.0)
             self.world.set_pose(*self._start, tilt=self.config.camera_tilt_rad, lift=0.0)
         except BaseException as exc:  # handed to the constructor, which raises it
             self._failure = exc

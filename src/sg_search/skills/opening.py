@@ -121,9 +121,19 @@ class HsrSkills:
         return lambda: all(abs(self.hw.joints().get(n, math.inf) - v) <= tol for n, v in targets.items())
 
     def _pose(self, step: str) -> Pose2D:
+        """The base pose; before the first odometry message, wait ``tf_timeout_s`` for it (a goal
+        may arrive as the driver starts), then TRANSFORM_FAILED."""
         pose = self.hw.base_pose()
         if pose is None:
-            raise SkillAbort(SkillError.TRANSFORM_FAILED, step, "no odometry")
+            deadline = self.hw.now() + self.config.tf_timeout_s
+            while (pose := self.hw.base_pose()) is None:
+                self._check(step)
+                if self.hw.now() > deadline:
+                    raise SkillAbort(
+                        SkillError.TRANSFORM_FAILED, step,
+                        f"no odometry within {self.config.tf_timeout_s:.1f} s",
+                    )  # fmt: skip
+                self.hw.sleep(1.0 / self.config.control_rate_hz)
         return pose
 
     def drive_to(self, step: str, goal: Pose2D, timeout: float, through: bool = False) -> None:

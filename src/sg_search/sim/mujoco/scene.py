@@ -28,12 +28,27 @@ def episode_world(episode: Episode, camera: CameraConfig | None = None) -> SimWo
     (or the nearest free spot to it)."""
     layout = layout_house(load_house(episode.scene), episode.layout_seed)
     world = SimWorld(layout, episode_objects(episode), camera)
-    x, y = nearest_free(world, *layout.room(episode.start_room_id).center)
+    x, y = start_point(world, episode.start_room_id)
     world.set_pose(x, y, 0.0)
     return world
 
 
 MIN_REGION_M2 = 1.0  # [m^2] free regions smaller than this are pockets between furniture
+MIN_START_TO_TARGET_M = 2.0
+"""[m] An episode starts at least this far (straight line) from its target: outside the 1 m
+success region by one more success distance, as ObjectNav's datasets start outside theirs.
+Without it a one-room house starts the robot on top of an "in the room" target."""
+
+
+def start_point(world: SimWorld, room_id: str) -> tuple[float, float]:
+    """Where an episode starts [m, layout frame]: the free cell nearest the centre of
+    ``room_id`` (see :func:`nearest_free`) that is at least ``MIN_START_TO_TARGET_M`` from the
+    target (if the world has one)."""
+    try:
+        x, y = (float(v) for v in world.data.body(TARGET_ID).xpos[:2])
+    except KeyError:
+        return nearest_free(world, *world.layout.room(room_id).center)
+    return nearest_free(world, *world.layout.room(room_id).center, away_from=((x, y), MIN_START_TO_TARGET_M))
 
 
 def free_regions(world: SimWorld) -> np.ndarray:
@@ -42,17 +57,26 @@ def free_regions(world: SimWorld) -> np.ndarray:
     return np.asarray(regions)
 
 
-def nearest_free(world: SimWorld, x: float, y: float) -> tuple[float, float]:
+def nearest_free(
+    world: SimWorld, x: float, y: float, away_from: tuple[tuple[float, float], float] | None = None
+) -> tuple[float, float]:
     """The free raster cell centre nearest to (x, y) [m] from which the base can drive: in a
     connected free region of at least ``MIN_REGION_M2`` (a room's centre between a table's
-    chairs can be a free pocket a few centimetres wide that the base never leaves)."""
+    chairs can be a free pocket a few centimetres wide that the base never leaves);
+    ``away_from`` = (point, distance [m]): only cells at least that far from the point."""
     regions = free_regions(world)
     cells = np.bincount(regions.ravel())
     cells[0] = 0  # not free
     rows, cols = np.nonzero((cells * world.grid.resolution**2 >= MIN_REGION_M2)[regions])
-    if not len(rows):
-        raise ValueError(f"{world.layout.scene}: no free region of {MIN_REGION_M2} m^2 in the layout")
     centres = world.grid.to_metres(np.stack([rows, cols], axis=1))
+    if away_from is not None:
+        (px, py), distance = away_from
+        centres = centres[np.hypot(centres[:, 0] - px, centres[:, 1] - py) >= distance]
+    if not len(centres):
+        raise ValueError(
+            f"{world.layout.scene}: no free region of {MIN_REGION_M2} m^2 in the layout"
+            + (f" at least {away_from[1]} m from {away_from[0]}" if away_from else "")
+        )
     best = int(np.argmin(np.hypot(centres[:, 0] - x, centres[:, 1] - y)))
     return float(centres[best, 0]), float(centres[best, 1])
 

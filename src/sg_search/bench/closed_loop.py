@@ -268,9 +268,9 @@ def _budget_curve(
     summary: dict[str, float],
     options: BenchOptions,
 ) -> list[str]:
-    """SR at each budget up to the one run: an episode that succeeded within B actions counts
-    at B (the search does not depend on its budget until it runs out), with metres driven and
-    simulated seconds; the curve as a PNG under ``--out``."""
+    """SR (and SPL in the JSON) at each budget up to the one run: an episode that succeeded
+    within B actions counts at B (the search does not depend on its budget until it runs out),
+    with metres driven and simulated seconds; the curve as a PNG under ``--out``."""
     budgets = [b for b in BUDGETS if b <= budget] or [budget]
     lines = ["", "Success against budget (SR at B actions; metres driven, simulated s per episode):"]
     curves: dict[str, list[float]] = {}
@@ -279,6 +279,9 @@ def _budget_curve(
         curve = [float(np.mean([r["success"] > 0 and r["steps"] <= b for r in mine])) for b in budgets]
         curves[name] = curve
         summary.update({f"{name}/SR@{b}": v for b, v in zip(budgets, curve, strict=True)})
+        summary.update(
+            {f"{name}/SPL@{b}": float(np.mean([r["SPL"] * (r["steps"] <= b) for r in mine])) for b in budgets}
+        )
         metres, seconds = np.mean([r["path_m"] for r in mine]), np.mean([r["sim_s"] for r in mine])
         summary[f"{name}/path_m"], summary[f"{name}/sim_s"] = float(metres), float(seconds)
         points = ", ".join(f"{b}: {v:.2f}" for b, v in zip(budgets, curve, strict=True))

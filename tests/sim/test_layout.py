@@ -8,7 +8,7 @@ import pytest
 from sg_search.scene_graph import SceneGraph
 from sg_search.scene_graph.invariants import check_invariants
 from sg_search.scene_graph.prior import add_prior
-from sg_search.sim.bddl_scenes import SceneError, furniture_specs, load_house, scene_names, split_of
+from sg_search.sim.bddl_scenes import SceneError, load_house, scene_names, split_of
 from sg_search.sim.layout import HouseLayout, RoomRect, layout_house
 
 EPS = 1e-6
@@ -27,15 +27,13 @@ def _check(layout: HouseLayout) -> None:
     unreached = set(layout.metadata.get("disconnected_rooms", []))
     connected = max(nx.connected_components(doors), key=len)
     assert set(doors) - connected == unreached, f"{layout.scene}: unreported disconnected rooms"
-    floor = [f for f in layout.furniture if not furniture_specs()[f.category].wall_mounted]
     for f in layout.furniture:
         room = layout.room(f.room_id)
         assert room.x0 - EPS <= f.center[0] - f.size[0] / 2 and f.center[0] + f.size[0] / 2 <= room.x1 + EPS
         assert room.y0 - EPS <= f.center[1] - f.size[1] / 2 and f.center[1] + f.size[1] / 2 <= room.y1 + EPS
-    for a, b in itertools.combinations(floor, 2):
-        gap_x = abs(a.center[0] - b.center[0]) - (a.size[0] + b.size[0]) / 2
-        gap_y = abs(a.center[1] - b.center[1]) - (a.size[1] + b.size[1]) / 2
-        assert max(gap_x, gap_y) > -EPS, f"{layout.scene}: {a.furniture_id} overlaps {b.furniture_id}"
+    for a, b in itertools.combinations(layout.furniture, 2):  # a wall unit hangs above, never in
+        gaps = [abs(a.center[i] - b.center[i]) - (a.size[i] + b.size[i]) / 2 for i in range(3)]
+        assert max(gaps) > -EPS, f"{layout.scene}: {a.furniture_id} overlaps {b.furniture_id}"
 
 
 def test_every_scene_lays_out_into_a_consistent_graph() -> None:

@@ -267,11 +267,18 @@ def _furnish(layout: HouseLayout, room: RoomInventory, rng: random.Random) -> No
     cursors = {"floor": [0.0] * 4, "wall": [0.0] * 4}
     door_zones = _door_zones(doors)  # also doors on the perpendicular walls near a corner
     boxes: dict[str, list[tuple[float, float, float, float]]] = {"floor": [], "wall": []}
+    spans: dict[str, list[tuple[float, float]]] = {"floor": [], "wall": []}  # [m] bottom, top per box
     counter: dict[str, int] = {}
     for category, _ in items:
         spec = specs[category]
         layer = "wall" if spec.wall_mounted else "floor"
         w, d, h = spec.size
+        # a wall unit and a floor unit share a stretch of wall only where one is above the other
+        beside = "floor" if layer == "wall" else "wall"
+        bottom, top = spec.elevation, spec.elevation + h
+        clashing = [
+            b for b, (z0, z1) in zip(boxes[beside], spans[beside], strict=True) if z0 < top and bottom < z1
+        ]
         spot = None
         for k, (origin, direction, length, normal) in enumerate(walls):
             if d > MAX_DEPTH_SHARE * (rect.x1 - rect.x0 if normal[0] else rect.y1 - rect.y0):
@@ -287,7 +294,7 @@ def _furnish(layout: HouseLayout, room: RoomInventory, rng: random.Random) -> No
                 cy = origin[1] + direction[1] * mid + normal[1] * d / 2
                 size_x, size_y = (w, d) if direction[0] else (d, w)
                 box = (cx - size_x / 2, cy - size_y / 2, cx + size_x / 2, cy + size_y / 2)
-                blocking = boxes[layer] + (door_zones if layer == "floor" else [])
+                blocking = boxes[layer] + clashing + (door_zones if layer == "floor" else [])
                 if not any(_boxes_overlap(box, other) for other in blocking):
                     spot = (k, start, cx, cy, size_x, size_y, box)
                     break
@@ -315,6 +322,7 @@ def _furnish(layout: HouseLayout, room: RoomInventory, rng: random.Random) -> No
             )
         )
         boxes[layer].append(box)
+        spans[layer].append((bottom, top))
         if k >= 0:
             cursors[layer][k] = start + w
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from sg_search.bench.closed_loop import PHASES, search_episode
 from sg_search.bench.embodied_world import EmbodiedEpisode
 from sg_search.bench.failures import EndCause, classify
-from sg_search.scene_graph import Layer
-from sg_search.sim.episodes import make_episodes
+from sg_search.scene_graph import Box3D, Layer, SceneNode
+from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
+from sg_search.sim.mujoco.scene import facing_viewpoint
 
 
 def test_an_episode_is_found_verified_and_counted_as_objectnav_success() -> None:
@@ -31,3 +32,22 @@ def test_an_episode_is_found_verified_and_counted_as_objectnav_success() -> None
         spent = env.robot.actions_by_phase
         assert set(spent) <= set(PHASES) and sum(spent.values()) == env.robot.steps
         assert spent["look-around"] == 12 and spent["verification"] > 0
+
+
+def test_the_robot_looks_up_into_an_open_wall_cabinet() -> None:
+    # The benchmark's look once kept the camera pitched down at least its driving tilt, unlike the
+    # ROS simulator's look_at: what lay in a wall cabinet (1.45-2.15 m) stayed above the image
+    cabinet = "kitchen_0/top_cabinet_2"
+    episode = Episode("Rs_int", 0, "val", "typical", "box of baking soda", "box__of__baking_soda.n.01",
+                      "inside", "top_cabinet", cabinet, "kitchen", "kitchen_0", "bedroom_0", "")  # fmt: skip
+    with EmbodiedEpisode(episode) as env:
+        item = next(f for f in env.world.layout.furniture if f.furniture_id == cabinet)
+        view = facing_viewpoint(env.world, cabinet, gaps=(0.5,))
+        assert view is not None
+        env.world.set_pose(*view[:3])
+        env.world.set_open(cabinet, True, env.config.sim.reach_m)
+        node = SceneNode("cab", Layer.OBJECT, "container", "top cabinet", position=item.center,
+                         bbox=Box3D(item.center, item.size))  # fmt: skip
+        assert env.look(node).success
+        seen = [n for n in env.scene_graph.nodes(Layer.OBJECT) if n.category == episode.query]
+        assert seen and seen[0].bbox is not None and seen[0].bbox.center[2] > 1.45

@@ -346,12 +346,14 @@ class EmbodiedEpisode:
         self._head_down(node)
 
     def _aim(self, node: SceneNode) -> None:
-        """Face the node, raise the head and tilt the camera at it (:meth:`SimWorld.aim_head`)."""
+        """Face the node, raise the head and tilt the camera at it (:meth:`SimWorld.aim_head`,
+        over the head's whole tilt range, as the ROS simulator's ``look_at``: up into a wall
+        cabinet too)."""
         x, y, _ = self.world.pose
         target = node.bbox.center if node.bbox is not None else node.position
         self.robot.turn_towards(math.atan2(target[1] - y, target[0] - x))
         s = self.config.sim
-        self.world.aim_head(target, s.head_lift_max_m, s.look_down_min_rad, s.camera_tilt_rad)
+        self.world.aim_head(target, s.head_lift_max_m, s.look_down_min_rad)
 
     def _head_down(self, node: SceneNode) -> None:
         """The head down again, still tilted towards the node (no lift), as the base drives on."""

@@ -131,3 +131,7 @@ def test_an_opened_container_seen_anew_is_not_closed_again() -> None:
     door_open, far = fridge("f2", 1.2, 0.7, 1.2), fridge("f3", 5.0, 1.0, 0.7)
     integrate_instances(graph, 2, [door_open, far], params=params)
     assert graph.node("f2").state == NodeState.OPEN and graph.node("f3").state == NodeState.CLOSED
+    # searched and closed again (EXPLORED), then reported anew in its closed shape: still searched
+    graph.upsert_node(replace(graph.node("f2"), state=NodeState.EXPLORED))
+    integrate_instances(graph, 3, [fridge("f4", 1.0, 1.0, 0.7)], params=params)
+    assert graph.node("f4").state == NodeState.EXPLORED

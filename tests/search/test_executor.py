@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sg_search.reasoning import Candidate
 from sg_search.reasoning.base import SkillAffordance
@@ -109,3 +109,17 @@ def test_a_frontier_the_base_is_already_at_is_a_failure_not_an_endless_success()
     )
     moved = AffordanceExecutor(RecordingSkills(navigation=[SkillResult(True, 1.5)]))
     assert moved.execute(Candidate("frontier_0", SkillAffordance.NAVIGATE), graph).success
+
+
+def test_close_is_tried_where_the_base_stands_and_approaches_only_when_refused() -> None:
+    opened = _graph()
+    opened.upsert_node(replace(opened.node("cab"), state=NodeState.OPEN))
+    here = RecordingSkills(manipulation=SkillResult(True, message="closed"))
+    assert AffordanceExecutor(here).execute(Candidate("cab", SkillAffordance.CLOSE), opened).success
+    assert here.calls == ["close cab"] and here.states == {"cab": NodeState.EXPLORED}  # not opened again
+    refused = RecordingSkills(manipulation=SkillResult(False, message="not in front of it"))
+    report = AffordanceExecutor(refused).execute(Candidate("cab", SkillAffordance.CLOSE), opened)
+    assert not report.success and refused.calls == ["close cab", "navigate cab reach", "close cab"]
+    cannot = RecordingSkills(manipulation=SkillResult(False, code=ExecutorError.NOT_AFFORDED))
+    AffordanceExecutor(cannot).execute(Candidate("cab", SkillAffordance.CLOSE), opened)
+    assert cannot.calls == ["close cab"] and not cannot.states  # no drive for a skill the robot lacks

@@ -1,15 +1,17 @@
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from world_doubles import ScriptedWorld, WatchedWorld
 
 from sg_search.reasoning import Candidate, create_reasoner
-from sg_search.scene_graph import SceneGraph, SceneNode
+from sg_search.scene_graph import Box3D, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.observations import IntegrationParams, ObjectInstance, integrate_instances
 from sg_search.scene_graph.prior import add_prior
 from sg_search.search import ExecutionReport, SearchError, SearchParams, Verifier, run_search
+from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 from sg_search.search.verification import CredibilityParams
 
 
@@ -127,8 +129,8 @@ def test_random_reasoner_is_reproducible_and_unknown_names_are_listed() -> None:
     graph = _house()
     from sg_search.reasoning import ReasonerInput
 
-    a = create_reasoner("random", {"seed": 5}).decide(ReasonerInput(graph, "mug"))
-    b = create_reasoner("random", {"seed": 5}).decide(ReasonerInput(graph, "mug"))
+    a = create_reasoner("random", {"seed": 3}).decide(ReasonerInput(graph, "mug"))
+    b = create_reasoner("random", {"seed": 3}).decide(ReasonerInput(graph, "mug"))
     assert a == b and {c.node_id for c in a.ranked} == {"b", "drawer"}
     with pytest.raises(KeyError, match=r"available: .*random"):
         create_reasoner("oracle")
@@ -187,3 +189,99 @@ def test_consecutive_failures_end_the_search_and_decisions_are_recorded() -> Non
     assert outcome.error == SearchError.EXECUTION_FAILED and outcome.steps == 3
     assert [d.step for d in outcome.decisions] == [1, 2, 3]
     assert all(d.top and d.top[0][0] == d.chosen for d in outcome.decisions)
+
+
+class CabinetSkills:
+    """Test double of a robot's skills (no robot in a unit test) over ``graph``: every skill
+    succeeds except closing when ``can_close`` is False; the ``holder``-th opening (1 = the
+    first) shows the passport."""
+
+    def __init__(self, graph: SceneGraph, holder: int, can_close: bool = True) -> None:
+        self.graph, self.holder, self.can_close = graph, holder, can_close
+        self.calls: list[str] = []
+
+    def navigate(self, node: SceneNode, purpose: str) -> SkillResult:
+        return SkillResult(True, 1.0)
+
+    def open(self, node: SceneNode) -> SkillResult:
+        self.calls.append(f"open {node.id}")
+        if sum(c.startswith("open") for c in self.calls) == self.holder:
+            integrate_instances(self.graph, 1, [ObjectInstance("p", "passport", 0.9, (1.0, 1.0, 0.2))])
+        return SkillResult(True)
+
+    def close(self, node: SceneNode) -> SkillResult:
+        self.calls.append(f"close {node.id}")
+        if not self.can_close:
+            return SkillResult(False, message="no closing skill", code=ExecutorError.NOT_AFFORDED)
+        return SkillResult(True)
+
+    def look(self, node: SceneNode) -> SkillResult:
+        return SkillResult(True)
+
+    def set_state(self, node_id: str, state: NodeState) -> None:
+        node = self.graph.get(node_id)  # as the worlds do: a node perception replaced is left alone
+        if node is not None:
+            self.graph.upsert_node(replace(node, state=state))
+
+
+def _three_drawers() -> SceneGraph:
+    graph = _house()
+    for name, x in (("drawer2", 2.0), ("drawer3", -1.0)):
+        drawer = graph.node("drawer")
+        graph.upsert_node(replace(drawer, id=name, position=(x, 1.0, 0.4), bbox=None))
+    return graph
+
+
+@pytest.mark.parametrize("holder", [1, 2, 3])
+def test_a_container_opened_in_vain_is_closed_again_and_never_reopened(holder: int) -> None:
+    graph = _three_drawers()
+    skills = CabinetSkills(graph, holder)
+    world = ScriptedWorld(lambda: graph, lambda c: AffordanceExecutor(skills).execute(c, graph))
+    outcome = run_search("passport", create_reasoner("random", {"seed": 3}), world,
+                         params=SearchParams(max_steps=20), sleep=_no_sleep)  # fmt: skip
+    assert outcome.success and outcome.found is not None and outcome.found.id == "p"
+    opened = [c.split()[1] for c in skills.calls if c.startswith("open")]
+    assert len(opened) == len(set(opened)) == holder  # none opened twice
+    tidy = [f"{verb} {d}" for d in opened[:-1] for verb in ("open", "close")]
+    assert skills.calls == [*tidy, f"open {opened[-1]}"]  # the holder stays open
+    assert all(graph.node(d).state == NodeState.EXPLORED for d in opened[:-1])
+
+
+def test_a_robot_that_cannot_close_leaves_doors_open_and_searches_on() -> None:
+    graph = _three_drawers()
+    skills = CabinetSkills(graph, 3, can_close=False)
+    world = ScriptedWorld(lambda: graph, lambda c: AffordanceExecutor(skills).execute(c, graph))
+    outcome = run_search("passport", create_reasoner("random", {"seed": 3}), world,
+                         params=SearchParams(max_steps=20, max_failures=1), sleep=_no_sleep)  # fmt: skip
+    assert outcome.success  # a failed close is no failure of the search (max_failures 1)
+    vain = [c.split()[1] for c in skills.calls if c.startswith("close")]
+    assert len(vain) == 2 and all(graph.node(d).state == NodeState.OPEN for d in vain)
+    off = CabinetSkills(graph := _three_drawers(), 3)
+    world = ScriptedWorld(lambda: graph, lambda c: AffordanceExecutor(off).execute(c, graph))
+    assert run_search("passport", create_reasoner("random", {"seed": 3}), world,
+                      params=SearchParams(close_after_search=False), sleep=_no_sleep).success  # fmt: skip
+    assert not [c for c in off.calls if c.startswith("close")]
+
+
+class ReshapingSkills(CabinetSkills):
+    """As :class:`CabinetSkills`, but an opened drawer comes back from perception as a new
+    node ``<id>_open`` whose box has grown by its open front (the old node is gone)."""
+
+    def open(self, node: SceneNode) -> SkillResult:
+        result = super().open(node)
+        assert node.bbox is not None
+        grown = Box3D(node.bbox.center, (node.bbox.size[0], node.bbox.size[1] + 0.4, node.bbox.size[2]))
+        self.graph.remove_node(node.id)
+        self.graph.upsert_node(replace(node, id=f"{node.id}_open", bbox=grown, state=NodeState.CLOSED))
+        return result
+
+
+def test_a_container_perception_reported_anew_once_open_is_the_one_closed() -> None:
+    graph = _house()
+    skills = ReshapingSkills(graph, holder=2)  # the only drawer holds nothing
+    world = ScriptedWorld(lambda: graph, lambda c: AffordanceExecutor(skills).execute(c, graph))
+    outcome = run_search("passport", create_reasoner("random"), world,
+                         params=SearchParams(max_steps=5), sleep=_no_sleep)  # fmt: skip
+    assert not outcome.success
+    assert skills.calls[:2] == ["open drawer", "close drawer_open"] and "open drawer_open" not in skills.calls
+    assert graph.node("drawer_open").state == NodeState.EXPLORED

@@ -147,8 +147,8 @@ def _node_for(
     if is_a(category, params.openable_categories):
         affordances |= Affordance.OPENABLE | Affordance.RECEPTACLE
         state = old.state if old is not None and old.state != NodeState.UNKNOWN else NodeState.CLOSED
-        if old is None and _opened_here(graph, room_id, category, point, instance.instance_id):
-            state = NodeState.OPEN  # the same unit, seen anew with its door open: not opened twice
+        if old is None:  # the same unit seen anew, opened or searched and closed: not opened twice
+            state = _opened_here(graph, room_id, category, point, instance.instance_id) or state
         kind = "container"
     elif is_a(category, params.receptacle_categories):
         affordances |= Affordance.RECEPTACLE | Affordance.SURFACE
@@ -203,14 +203,21 @@ def _relate_to_parent(graph: SceneGraph, node: SceneNode, params: IntegrationPar
         graph.upsert_edge(wanted)
 
 
-def _opened_here(graph: SceneGraph, room_id: str, category: str, point: Vec3, new_id: str) -> bool:
-    """Whether an opened container of ``category`` already holds ``point`` (its box grown by
-    ``OPENED_MARGIN_M``): opening changes a unit's shape, and perception may then report it as
-    a new instance."""
-    return any(
-        c.category == category and c.state == NodeState.OPEN and c.id != new_id
-        and c.bbox is not None and c.bbox.contains(point, margin=OPENED_MARGIN_M)
-        for c in graph.nodes_in_room(room_id, Layer.OBJECT)
+def _opened_here(
+    graph: SceneGraph, room_id: str, category: str, point: Vec3, new_id: str
+) -> NodeState | None:
+    """The state (OPEN, or EXPLORED: searched and closed again) of a container of
+    ``category`` whose box, grown by ``OPENED_MARGIN_M``, holds ``point``: opening and closing
+    change a unit's shape, and perception may then report it as a new instance. EXPLORED where
+    both match (searched is what counts); None if none."""
+    return max(
+        (
+            c.state
+            for c in graph.nodes_in_room(room_id, Layer.OBJECT)
+            if c.category == category and c.state in (NodeState.OPEN, NodeState.EXPLORED) and c.id != new_id
+            and c.bbox is not None and c.bbox.contains(point, margin=OPENED_MARGIN_M)
+        ),
+        default=None,
     )  # fmt: skip
 
 

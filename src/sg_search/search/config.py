@@ -23,6 +23,7 @@ class ReasonerNodeConfig:
     min_confidence: float = 0.5
     max_failures: int = 5
     settle_s: float = 15.0
+    close_after_search: bool = True
     verify: bool = True
     verify_threshold: float = 0.8
     verify_max_observations: int = 10
@@ -71,6 +72,7 @@ class ReasonerNodeConfig:
             min_confidence=self.min_confidence,
             max_failures=self.max_failures,
             settle_s=self.settle_s,
+            close_after_search=self.close_after_search,
         )
 
     def credibility(self) -> CredibilityParams:

@@ -6,8 +6,10 @@ EXPLORED; a frontier the base is already at, and which stays open, is a failure,
 search does not choose it forever), or within reach of an object, facing it (how a search
 ends: ObjectNav's success region with the object in view; reasoners do not choose it); OPEN
 approaches within reach, opens, marks the container OPEN and looks inside; INSPECT
-approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE approaches,
-closes and marks it CLOSED. Navigation is retried once when the skill says a
+approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE closes from
+where the base stands (where it opened it), approaching first only if that is refused, and
+marks it EXPLORED (the search closes only what it opened and looked into: it is not opened
+again). Navigation is retried once when the skill says a
 retry is safe (a re-plan, not a manipulation); manipulation is never retried blindly.
 
 The skills themselves are injected: the in-process simulator world's
@@ -105,18 +107,17 @@ class AffordanceExecutor:
             if result.success and node.layer == Layer.ROOM:
                 self.skills.set_state(node.id, NodeState.EXPLORED)
             return _report(result, ExecutorError.NAVIGATION_FAILED)
+        if affordance == SkillAffordance.CLOSE:
+            done = self.skills.close(node)  # from where it was opened
+            if done.success or done.code == ExecutorError.NOT_AFFORDED:
+                return self._manipulated(node, SkillResult(True), done, NodeState.EXPLORED)
         if affordance in (SkillAffordance.OPEN, SkillAffordance.CLOSE):
             reach = self._navigate(node, "reach")
             if not reach.success:
                 return _report(reach, ExecutorError.NAVIGATION_FAILED)
             opening = affordance == SkillAffordance.OPEN
             done = self.skills.open(node) if opening else self.skills.close(node)
-            if not done.success:
-                return _report(done, ExecutorError.MANIPULATION_FAILED, reach.path_length)
-            self.skills.set_state(node.id, NodeState.OPEN if opening else NodeState.CLOSED)
-            if opening:
-                self.skills.look(node)
-            return ExecutionReport(True, reach.path_length + done.path_length, done.message)
+            return self._manipulated(node, reach, done, NodeState.OPEN if opening else NodeState.EXPLORED)
         if affordance == SkillAffordance.INSPECT:
             view = self._navigate(node, "view")
             if not view.success:
@@ -125,6 +126,18 @@ class AffordanceExecutor:
             self.skills.set_state(node.id, NodeState.EXPLORED)
             return ExecutionReport(True, view.path_length + looked.path_length, looked.message)
         return _failed(ExecutorError.NOT_AFFORDED, f"affordance {affordance!r} is not supported")
+
+    def _manipulated(
+        self, node: SceneNode, reach: SkillResult, done: SkillResult, state: NodeState
+    ) -> ExecutionReport:
+        """After an open or close within reach: the node's new ``state`` (an opened container is
+        looked into), or the manipulation's failure."""
+        if not done.success:
+            return _report(done, ExecutorError.MANIPULATION_FAILED, reach.path_length)
+        self.skills.set_state(node.id, state)
+        if state == NodeState.OPEN:
+            self.skills.look(node)
+        return ExecutionReport(True, reach.path_length + done.path_length, done.message)
 
     def _navigate(self, node: SceneNode, purpose: str) -> SkillResult:
         travelled = 0.0

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 
 from sg_search.perception.categories import query_category
-from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput
+from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, SkillAffordance
 from sg_search.scene_graph import SceneGraph, SceneNode
 from sg_search.scene_graph.query import find_nodes
 from sg_search.search.reports import ExecutionReport, VerificationReport
@@ -53,6 +53,9 @@ class SearchParams:
         max_failures: consecutive execution failures before the search gives up (EXECUTION_FAILED).
         settle_s: when nothing is actionable, wait up to this long [s] for the graph to offer
             something (first frames, the planner's next frontiers) before NO_REACHABLE_TARGETS.
+        close_after_search: a container the search opened, in which the target was not found,
+            is closed again before the next decision (an open door narrows the way: a cabinet
+            door left open walled a robot into a bathroom in a val episode).
     """
 
     max_steps: int = 50
@@ -61,6 +64,7 @@ class SearchParams:
     min_confidence: float = 0.5
     max_failures: int = 5
     settle_s: float = 0.0
+    close_after_search: bool = True
 
     def __post_init__(self) -> None:
         """Budgets that bind: ValueError naming the field for a NaN, a negative number or
@@ -202,9 +206,11 @@ def run_search(
             sleep(params.step_period_s)
             continue
         report(SearchStep(step, _PHASES.get(int(best.affordance), "act"), best.node_id, best.utility))
+        chosen = graph.get(best.node_id)  # as it was: opened, perception may report it anew
         failures = _act(outcome, graph, best, acting.execute(best), failures, report, params)
         if failures < 0:
             return outcome
+        _close_again(outcome, world.graph(), best, chosen, failures, acting, category, params, report)
         if failures:
             rejected.add(best.node_id)
     return _last_look(outcome, world.graph(), category, params, verify, report)
@@ -324,6 +330,57 @@ def _act(
         outcome.message = f"{failures + 1} consecutive execution failures; last: {result.message}"
         return -1
     return failures + 1
+
+
+def _close_again(
+    outcome: SearchOutcome,
+    graph: SceneGraph | None,
+    done: Candidate,
+    chosen: SceneNode | None,
+    failures: int,
+    acting: ActingWorld,
+    category: str,
+    params: SearchParams,
+    report: Callable[[SearchStep], None],
+) -> None:
+    """With ``close_after_search``, after an OPEN that succeeded (``failures`` 0): close the
+    container just opened and looked into, unless a candidate of the target's category is in
+    view now (the next step verifies it). A close that fails is reported, not counted against
+    the search (a robot without a closing skill leaves the door open). ``chosen``: the node as
+    it was chosen; where opening changed its shape and perception replaced the node, the
+    container of its category around its centre is closed."""
+    opened = failures == 0 and done.affordance == SkillAffordance.OPEN
+    if not (opened and params.close_after_search) or graph is None:
+        return
+    if _visible(graph, category, params, frozenset(outcome.rejected_candidates)) is not None:
+        return
+    node = graph.get(done.node_id) or _reported_anew(graph, chosen)
+    node_id = node.id if node is not None else done.node_id
+    close = Candidate(node_id, SkillAffordance.CLOSE, reason="the target is not inside")
+    report(SearchStep(outcome.steps, "close", node_id, 0.0, close.reason, outcome.path_length))
+    result = acting.execute(close)
+    outcome.path_length += result.path_length
+    if result.success:
+        outcome.story.append(_story_line(graph, close))
+    else:
+        report(SearchStep(outcome.steps, "recover", node_id, 0.0, result.message, outcome.path_length))
+
+
+def _reported_anew(graph: SceneGraph, chosen: SceneNode | None) -> SceneNode | None:
+    """The container of ``chosen``'s category whose box, grown by 0.3 m (an open door's reach),
+    holds ``chosen``'s centre: what perception made of it once open (and may show as closed);
+    None if there is none."""
+    if chosen is None:
+        return None
+    centre = chosen.bbox.center if chosen.bbox is not None else chosen.position
+    return next(
+        (
+            n
+            for n in graph.nodes_in_room(chosen.room_id)
+            if n.category == chosen.category and n.bbox is not None and n.bbox.contains(centre, margin=0.3)
+        ),
+        None,
+    )  # fmt: skip
 
 
 def _accept(

@@ -148,7 +148,8 @@ def _node_for(
         affordances |= Affordance.OPENABLE | Affordance.RECEPTACLE
         state = old.state if old is not None and old.state != NodeState.UNKNOWN else NodeState.CLOSED
         if old is None:  # the same unit seen anew, opened or searched and closed: not opened twice
-            state = _opened_here(graph, room_id, category, point, instance.instance_id) or state
+            searched = {c.state for c in same_unit(graph, room_id, category, point, instance.instance_id)}
+            state = max(searched & {NodeState.OPEN, NodeState.EXPLORED}, default=state)
         kind = "container"
     elif is_a(category, params.receptacle_categories):
         affordances |= Affordance.RECEPTACLE | Affordance.SURFACE
@@ -203,22 +204,17 @@ def _relate_to_parent(graph: SceneGraph, node: SceneNode, params: IntegrationPar
         graph.upsert_edge(wanted)
 
 
-def _opened_here(
-    graph: SceneGraph, room_id: str, category: str, point: Vec3, new_id: str
-) -> NodeState | None:
-    """The state (OPEN, or EXPLORED: searched and closed again) of a container of
-    ``category`` whose box, grown by ``OPENED_MARGIN_M``, holds ``point``: opening and closing
-    change a unit's shape, and perception may then report it as a new instance. EXPLORED where
-    both match (searched is what counts); None if none."""
-    return max(
-        (
-            c.state
-            for c in graph.nodes_in_room(room_id, Layer.OBJECT)
-            if c.category == category and c.state in (NodeState.OPEN, NodeState.EXPLORED) and c.id != new_id
-            and c.bbox is not None and c.bbox.contains(point, margin=OPENED_MARGIN_M)
-        ),
-        default=None,
-    )  # fmt: skip
+def same_unit(
+    graph: SceneGraph, room_id: str, category: str, point: Vec3, other_than: str
+) -> list[SceneNode]:
+    """Objects of ``category`` in ``room_id`` (but ``other_than``) whose box, grown by
+    ``OPENED_MARGIN_M``, holds ``point`` [m, map]: opening and closing change a container's
+    shape, and perception may then report the same unit as a new instance."""
+    return [
+        c for c in graph.nodes_in_room(room_id, Layer.OBJECT)
+        if c.category == category and c.id != other_than
+        and c.bbox is not None and c.bbox.contains(point, margin=OPENED_MARGIN_M)
+    ]  # fmt: skip
 
 
 OPENED_MARGIN_M = 0.3  # an open door reaches about this far beyond the closed unit's box

@@ -20,6 +20,7 @@ from enum import IntEnum
 from sg_search.perception.categories import query_category
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, SkillAffordance
 from sg_search.scene_graph import SceneGraph, SceneNode
+from sg_search.scene_graph.observations import same_unit
 from sg_search.scene_graph.query import find_nodes
 from sg_search.search.reports import ExecutionReport, VerificationReport
 from sg_search.search.verification import Verifier
@@ -210,7 +211,7 @@ def run_search(
         failures = _act(outcome, graph, best, acting.execute(best), failures, report, params)
         if failures < 0:
             return outcome
-        _close_again(outcome, world.graph(), best, chosen, failures, acting, category, params, report)
+        _close_again(outcome, acting, best, chosen, failures, category, params, report)
         if failures:
             rejected.add(best.node_id)
     return _last_look(outcome, world.graph(), category, params, verify, report)
@@ -334,11 +335,10 @@ def _act(
 
 def _close_again(
     outcome: SearchOutcome,
-    graph: SceneGraph | None,
+    acting: ActingWorld,
     done: Candidate,
     chosen: SceneNode | None,
     failures: int,
-    acting: ActingWorld,
     category: str,
     params: SearchParams,
     report: Callable[[SearchStep], None],
@@ -349,12 +349,14 @@ def _close_again(
     the search (a robot without a closing skill leaves the door open). ``chosen``: the node as
     it was chosen; where opening changed its shape and perception replaced the node, the
     container of its category around its centre is closed."""
-    opened = failures == 0 and done.affordance == SkillAffordance.OPEN
-    if not (opened and params.close_after_search) or graph is None:
+    if not (failures == 0 and done.affordance == SkillAffordance.OPEN and params.close_after_search):
         return
-    if _visible(graph, category, params, frozenset(outcome.rejected_candidates)) is not None:
+    graph = acting.graph()  # only after an open: the next step reads the graph anyway
+    rejected = frozenset(outcome.rejected_candidates)
+    if graph is None or _visible(graph, category, params, rejected) is not None:
         return
-    node = graph.get(done.node_id) or _reported_anew(graph, chosen)
+    anew = same_unit(graph, chosen.room_id, chosen.category, _centre(chosen), chosen.id) if chosen else []
+    node = graph.get(done.node_id) or next(iter(anew), None)
     node_id = node.id if node is not None else done.node_id
     close = Candidate(node_id, SkillAffordance.CLOSE, reason="the target is not inside")
     report(SearchStep(outcome.steps, "close", node_id, 0.0, close.reason, outcome.path_length))
@@ -366,21 +368,8 @@ def _close_again(
         report(SearchStep(outcome.steps, "recover", node_id, 0.0, result.message, outcome.path_length))
 
 
-def _reported_anew(graph: SceneGraph, chosen: SceneNode | None) -> SceneNode | None:
-    """The container of ``chosen``'s category whose box, grown by 0.3 m (an open door's reach),
-    holds ``chosen``'s centre: what perception made of it once open (and may show as closed);
-    None if there is none."""
-    if chosen is None:
-        return None
-    centre = chosen.bbox.center if chosen.bbox is not None else chosen.position
-    return next(
-        (
-            n
-            for n in graph.nodes_in_room(chosen.room_id)
-            if n.category == chosen.category and n.bbox is not None and n.bbox.contains(centre, margin=0.3)
-        ),
-        None,
-    )  # fmt: skip
+def _centre(node: SceneNode) -> tuple[float, float, float]:
+    return node.bbox.center if node.bbox is not None else node.position
 
 
 def _accept(

@@ -121,19 +121,19 @@ class HsrSkills:
         return lambda: all(abs(self.hw.joints().get(n, math.inf) - v) <= tol for n, v in targets.items())
 
     def _pose(self, step: str) -> Pose2D:
-        """The base pose; before the first odometry message, wait ``tf_timeout_s`` for it (a goal
-        may arrive as the driver starts), then TRANSFORM_FAILED."""
+        """The base pose; before the first odometry message, wait ``odom_wait_s`` for it (a goal
+        may arrive as the driver starts, before DDS has matched it with the base), then
+        TRANSFORM_FAILED."""
+        if self.hw.base_pose() is None:
+            try:
+                self._wait(step, self.config.odom_wait_s, lambda: self.hw.base_pose() is not None)
+            except SkillAbort as abort:
+                if abort.code != SkillError.TIMEOUT:
+                    raise
+                message = f"no odometry within {self.config.odom_wait_s:.1f} s"
+                raise SkillAbort(SkillError.TRANSFORM_FAILED, step, message) from None
         pose = self.hw.base_pose()
-        if pose is None:
-            deadline = self.hw.now() + self.config.tf_timeout_s
-            while (pose := self.hw.base_pose()) is None:
-                self._check(step)
-                if self.hw.now() > deadline:
-                    raise SkillAbort(
-                        SkillError.TRANSFORM_FAILED, step,
-                        f"no odometry within {self.config.tf_timeout_s:.1f} s",
-                    )  # fmt: skip
-                self.hw.sleep(1.0 / self.config.control_rate_hz)
+        assert pose is not None  # odometry, once received, is kept
         return pose
 
     def drive_to(self, step: str, goal: Pose2D, timeout: float, through: bool = False) -> None:

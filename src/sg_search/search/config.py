@@ -93,7 +93,7 @@ class ExecutorNodeConfig:
     manipulation: str = "sim"
     navigate_action: str = "navigate"
     navigate_timeout_s: float = 180.0
-    navigation_retries: int = 1
+    navigation_retries: int = 0
     server_wait_s: float = 2.0
     open_service: str = "open"
     close_service: str = "close"

@@ -82,7 +82,7 @@ class Skills(Protocol):
 class AffordanceExecutor:
     """Runs one candidate's affordance through :class:`Skills` (module docstring)."""
 
-    def __init__(self, skills: Skills, navigation_retries: int = 1) -> None:
+    def __init__(self, skills: Skills, navigation_retries: int = 0) -> None:
         self.skills = skills
         self.navigation_retries = navigation_retries
 

@@ -7,9 +7,11 @@ Topics (relative):
 Services: ``geodesic_distances`` (GetGeodesicDistances)
 Actions:  ``navigate`` (NavigateTo): a pose, a frontier id, or a scene-graph node id (its VVD
           viewpoint, or with ``within_reach`` one within arm's reach; chosen as the in-process
-          world chooses them). A base that is told to drive forward and does not move for
-          ``stall_window_s`` marks the cell ahead occupied (a bumper from odometry) and the
-          path is planned again around it.
+          world chooses them). A drive to a frontier ends (NONE) once no frontier's goal lies
+          within ``frontier_seen_m`` of its goal and the base stands where the safest
+          clearance lets it: the map saw beyond it. A base that is told to drive forward and
+          does not move for ``stall_window_s`` marks the cell ahead occupied (a bumper from
+          odometry) and the path is planned again around it.
 """
 
 from __future__ import annotations

@@ -102,6 +102,7 @@ class FramePublisher:
         black: bool = False,
         frame_id: str = "cam",
         depth_width: int = 80,
+        mug: bool = True,
     ) -> None:
         self.sec += 1
         stamp = self.node.get_clock().now().to_msg()
@@ -120,7 +121,7 @@ class FramePublisher:
         else:
             depth_msg = depth_to_msg(depth, frame_id)
         instance = np.zeros((60, width), np.int32)
-        instance[20:40, 30:50] = 1
+        instance[20:40, 30:50] = 1 if mug else 0
         messages = [
             Image(height=60, width=width, encoding=colour, step=width * 3, data=rgb.tobytes()),
             depth_msg,
@@ -157,10 +158,18 @@ def test_bad_frames_are_skipped_with_a_reason_and_lose_nothing(start_node: Any, 
     def reported() -> list[ObjectObservationArray]:
         return [m for m in got if m.observations]
 
+    def linked() -> bool:  # frames without the mug until one of their (empty) results arrives
+        frames.publish(mug=False)
+        return bool(got)
+
     def fused() -> bool:
         frames.publish()
         return bool(reported())
 
+    # until DDS has matched the node's publisher to our subscription its first results are lost
+    assert wait_for(linked, timeout=60.0), "no result of a processed frame arrived"
+    assert not reported()
+    got.clear()
     assert wait_for(fused, timeout=60.0), "the good frames were not fused"
     # every processed frame is published: the first, before the mug's second observation, empty
     assert not got[0].observations and got[0].frame_index < reported()[0].frame_index

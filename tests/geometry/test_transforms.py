@@ -54,3 +54,17 @@ def test_cache_window_drops_old_samples() -> None:
     with pytest.raises(TransformError, match="before the oldest"):
         buffer.lookup("odom", "base_link", 0.5)
     np.testing.assert_allclose(buffer.lookup("odom", "base_link", 2.55).translation, [2.55, 0, 0], atol=1e-9)
+
+
+def test_a_clock_that_went_back_restarts_the_edge_instead_of_losing_every_new_sample() -> None:
+    """A simulator restarted: /clock starts again at 0 while the buffer holds 60 s of the old run."""
+    buffer = TransformBuffer(cache_time_s=10.0)
+    for i in range(61):
+        buffer.set_transform("odom", "base_link", float(i), Transform([float(i), 0.0, 0.0]))
+    assert not buffer.set_transform("odom", "base_link", 55.5, Transform([55.5, 0.0, 0.0]))  # late, kept
+    assert buffer.set_transform("odom", "base_link", 1.0, Transform([-1.0, 0.0, 0.0]))
+    buffer.set_transform("odom", "base_link", 2.0, Transform([-2.0, 0.0, 0.0]))
+    np.testing.assert_allclose(buffer.lookup("odom", "base_link").translation, [-2.0, 0, 0])
+    np.testing.assert_allclose(buffer.lookup("odom", "base_link", 1.5).translation, [-1.5, 0, 0], atol=1e-9)
+    with pytest.raises(TransformError, match="after the newest"):
+        buffer.lookup("odom", "base_link", 50.0)

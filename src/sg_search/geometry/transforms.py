@@ -161,8 +161,11 @@ class TransformBuffer:
 
     def set_transform(
         self, parent: str, child: str, stamp_s: float, transform: Transform, static: bool = False
-    ) -> None:
-        """Add ``T_parent_child`` at ``stamp_s``. A frame that would re-parent or loop is refused."""
+    ) -> bool:
+        """Add ``T_parent_child`` at ``stamp_s``. A frame that would re-parent or loop is refused.
+        A dynamic sample older than the edge's window (``cache_time_s`` before its newest) says
+        the clock went back (a simulator restarted its /clock): the edge's history, of another
+        time, is dropped and True returned (tf2 clears its buffer on such a jump too)."""
         if not parent or not child or parent == child:
             raise TransformError(f"bad frame pair {parent!r} -> {child!r}")
         edge = self._edges.get(child)
@@ -174,7 +177,10 @@ class TransformBuffer:
             edge = self._edges[child] = _Edge(parent, static=static)
         if edge.static or static:
             edge.static, edge.stamps, edge.transforms = True, [0.0], [transform]
-            return
+            return False
+        went_back = bool(edge.stamps) and stamp_s < edge.stamps[-1] - self.cache_time_s
+        if went_back:
+            edge.stamps, edge.transforms = [], []
         index = bisect.bisect_right(edge.stamps, stamp_s)
         edge.stamps.insert(index, stamp_s)
         edge.transforms.insert(index, transform)
@@ -182,6 +188,7 @@ class TransformBuffer:
         drop = bisect.bisect_left(edge.stamps, horizon)
         if drop:
             del edge.stamps[:drop], edge.transforms[:drop]
+        return went_back
 
     def frames(self) -> set[str]:
         """Every frame the buffer knows."""

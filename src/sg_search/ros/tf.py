@@ -101,7 +101,10 @@ class TfListener:
         for stamped in msg.transforms:
             try:
                 parent, child, stamp, transform = transform_from_msg(stamped)
-                self.buffer.set_transform(parent, child, stamp, transform, static=static)
+                if self.buffer.set_transform(parent, child, stamp, transform, static=static):
+                    self._node.get_logger().warning(
+                        f"time went back to {stamp:.3f} s on {parent} -> {child}: older transforms dropped"
+                    )
             except (TransformError, ValueError) as exc:
                 self._node.get_logger().warning(f"ignored transform: {exc}", throttle_duration_sec=5.0)
 

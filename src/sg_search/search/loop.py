@@ -355,8 +355,9 @@ def _close_again(
     rejected = frozenset(outcome.rejected_candidates)
     if graph is None or _visible(graph, category, params, rejected) is not None:
         return
-    anew = same_unit(graph, chosen.room_id, chosen.category, _centre(chosen), chosen.id) if chosen else []
-    node = graph.get(done.node_id) or next(iter(anew), None)
+    node = graph.get(done.node_id)
+    if node is None and chosen is not None:  # perception replaced it: the same unit around its centre
+        node = next(iter(same_unit(graph, chosen.room_id, chosen.category, _centre(chosen), chosen.id)), None)
     node_id = node.id if node is not None else done.node_id
     close = Candidate(node_id, SkillAffordance.CLOSE, reason="the target is not inside")
     report(SearchStep(outcome.steps, "close", node_id, 0.0, close.reason, outcome.path_length))

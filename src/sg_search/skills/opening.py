@@ -133,7 +133,10 @@ class HsrSkills:
                 message = f"no odometry within {self.config.odom_wait_s:.1f} s"
                 raise SkillAbort(SkillError.TRANSFORM_FAILED, step, message) from None
         pose = self.hw.base_pose()
-        assert pose is not None  # odometry, once received, is kept
+        if pose is None:  # odometry, once received, is kept: only a driver that dropped it
+            raise SkillAbort(
+                SkillError.TRANSFORM_FAILED, step, "the base pose was lost after it was received"
+            )
         return pose
 
     def drive_to(self, step: str, goal: Pose2D, timeout: float, through: bool = False) -> None:

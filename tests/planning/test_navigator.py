@@ -166,3 +166,13 @@ def test_the_same_navigator_drives_a_velocity_base() -> None:
     # within the tolerance of the planned goal, which lies on a cell centre (0.05 m cells)
     assert result.success and math.dist(base.pose()[:2], (8.0, 2.0)) <= 0.2 + 0.05
     assert feedback[0] > feedback[-1] and result.final_pose is not None
+
+
+def test_roomy_is_the_safest_clearance_not_a_lesser_one() -> None:
+    """0.22 m from the wall the base fits at the lesser 0.2 m clearance but not the safest
+    0.25 m: it is not roomy there; in the open it is."""
+    states = _wall_map()
+    navigator = Navigator(SPEC, lambda: states, PARAMS)
+    assert navigator.roomy((2.0, 2.0))
+    assert not navigator.roomy((5.0 - 0.22, 2.0))
+    assert not navigator.roomy((30.0, 2.0))  # off the map

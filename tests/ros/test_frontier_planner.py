@@ -190,3 +190,26 @@ def test_a_base_blocked_by_what_the_camera_misses_marks_it_and_drives_around(
         assert math.hypot(double.pose[0] - 4.5, double.pose[1] - 2.0) < 0.3
     finally:
         double.stop()
+
+
+def test_a_drive_to_a_frontier_ends_once_the_map_sees_beyond_it(
+    start_node: Any, ros_node: Node, base: KinematicBaseDouble
+) -> None:
+    """The goal of a frontier behind the base: turning towards it shows the room beyond, so the
+    navigation ends (NONE) before the base gets there and the frontier is gone."""
+    start_node("frontier_planner", *GRID)
+    frontiers: list[FrontierArray] = []
+    ros_node.create_subscription(FrontierArray, "frontiers", frontiers.append, 10)
+    client = ActionClient(ros_node, NavigateTo, "navigate")
+    assert client.wait_for_server(timeout_sec=20)
+    assert wait_for(lambda: bool(frontiers and frontiers[-1].frontiers), timeout=30), "no frontiers"
+    far = max(frontiers[-1].frontiers, key=lambda f: math.dist((f.goal.x, f.goal.y), base.pose[:2]))
+    goal = NavigateTo.Goal(node_id=far.id)
+    handle = wait_future(client.send_goal_async(goal), 10.0)
+    assert handle is not None and handle.accepted
+    response = wait_future(handle.get_result_async(), 90.0)
+    assert response.result.error_code == NavigateTo.Result.NONE, response.result.error_msg
+    assert "saw beyond" in response.result.error_msg
+    assert math.dist(base.pose[:2], (far.goal.x, far.goal.y)) > 0.3
+    latest = frontiers[-1].frontiers
+    assert not any(math.dist((f.goal.x, f.goal.y), (far.goal.x, far.goal.y)) <= 1.0 for f in latest)

@@ -121,10 +121,15 @@ class SimRobot:
         )
 
     def drive_to(
-        self, goal: tuple[float, float], tolerance: float, max_actions: int, max_travel_m: float = math.inf
+        self,
+        goal: tuple[float, float],
+        tolerance: float,
+        max_actions: int,
+        max_travel_m: float = math.inf,
+        until: Callable[[], bool] = lambda: False,
     ) -> NavResult:
         """The navigator to within ``tolerance`` [m] of ``goal``, in at most ``max_actions`` and
-        ``max_travel_m`` metres driven."""
+        ``max_travel_m`` metres driven, or until ``until()`` (asked before every action)."""
         start, travelled = self.steps, self.world.travelled
         return self.navigator.navigate(
             self.base,
@@ -134,8 +139,20 @@ class SimRobot:
                 self.out_of_actions
                 or self.steps - start >= max_actions
                 or self.world.travelled - travelled > max_travel_m
+                or until()
             ),
         )
+
+    def frontier_seen(self, goal: tuple[float, float], every: int = 3) -> bool:
+        """True when no open frontier's goal lies within the planner's ``frontier_seen_m`` of a
+        frontier's ``goal`` (the map saw what lay beyond it on the way there) and the base
+        stands where the safest clearance lets it (not in a gap it squeezed into on the way: a
+        search stopped there found nothing reachable). Asked at every ``every``-th action only
+        (the frontiers are extracted anew for it)."""
+        if self.steps % every or not self.navigator.roomy(self.world.pose[:2]):
+            return False
+        near = self.planner.frontier_seen_m
+        return not any(math.dist(s.goal, goal) <= near for s in self.open_frontiers())
 
     def field(self) -> DistanceField | None:
         """The distance field from the base at the safest clearance that can place it (kept

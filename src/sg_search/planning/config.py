@@ -20,6 +20,8 @@ class FrontierPlannerConfig:
     def __post_init__(self) -> None:
         if not self.clearance_margins or min(self.clearance_margins) < 0:
             raise ValueError("frontier_planner clearance_margins needs at least one margin, none negative")
+        if not self.frontier_seen_m > 0:
+            raise ValueError(f"frontier_planner frontier_seen_m must be > 0 m, not {self.frontier_seen_m}")
 
     map_frame: str = frames.MAP
     base_frame: str = frames.BASE_LINK
@@ -37,6 +39,7 @@ class FrontierPlannerConfig:
     clearance_margins: tuple[float, ...] = (0.05, 0.02, 0.0)
     unknown_is_free: bool = True
     min_frontier_cells: int = 8
+    frontier_seen_m: float = 1.0
     update_period_s: float = 0.5
     control_period_s: float = 0.1
     max_linear: float = 0.3

@@ -124,6 +124,13 @@ class Navigator:
             except PlanningError:
                 continue
 
+    def roomy(self, xy: tuple[float, float]) -> bool:
+        """True if ``xy`` [m] lies on a cell traversable at the safest clearance: not in a gap the
+        base squeezed into at a lesser one."""
+        free = traversable(self.states(), self.spec, self.params.planners[0])
+        cell = self.spec.to_cells(np.array([xy]))
+        return bool(self.spec.inside(cell)[0] and free[cell[0, 0], cell[0, 1]])
+
     def plan(self, start: tuple[float, float], goal: tuple[float, float]) -> NDArray[np.float64]:
         """A path (N, 2) [m] from ``start`` to ``goal`` at the safest clearance that reaches it;
         PlanningError (of the last clearance tried) when none does."""

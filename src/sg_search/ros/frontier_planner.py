@@ -7,9 +7,11 @@ Topics (relative):
 Services: ``geodesic_distances`` (GetGeodesicDistances)
 Actions:  ``navigate`` (NavigateTo): a pose, a frontier id, or a scene-graph node id (its VVD
           viewpoint, or with ``within_reach`` one within arm's reach; chosen as the in-process
-          world chooses them). A base that is told to drive forward and does not move for
-          ``stall_window_s`` marks the cell ahead occupied (a bumper from odometry) and the
-          path is planned again around it.
+          world chooses them). A drive to a frontier ends (NONE) once no frontier's goal lies
+          within ``frontier_seen_m`` of its goal and the base stands where the safest
+          clearance lets it: the map saw beyond it. A base that is told to drive forward and
+          does not move for ``stall_window_s`` marks the cell ahead occupied (a bumper from
+          odometry) and the path is planned again around it.
 """
 
 from __future__ import annotations
@@ -69,6 +71,7 @@ class FrontierPlanner(Node):
         self._load_map()
         self.extractor = FrontierExtractor(self.config.min_frontier_cells)
         self.frontiers: list[FrontierSegment] = []
+        self._roomy = False  # the base stands where the safest clearance lets it (at the last update)
         self.field: DistanceField | None = None
         self.navigator = Navigator(self.spec, self._states, self.config.navigator())
         self._free = np.zeros(self.spec.shape, dtype=bool)
@@ -179,8 +182,9 @@ class FrontierPlanner(Node):
                     "no distance field: the base is not on free space", throttle_duration_sec=5.0
                 )
         frontiers = self.extractor.extract(states, self.spec, field.distance if field else None)
+        roomy = pose is not None and self.navigator.roomy(pose[:2])
         with self._lock:
-            self._free, self.field, self.frontiers = free, field, frontiers
+            self._free, self.field, self.frontiers, self._roomy = free, field, frontiers, roomy
         self._map_pub.publish(self._grid_msg(states))
         out = FrontierArray()
         out.header.frame_id = self.config.map_frame
@@ -307,14 +311,32 @@ class FrontierPlanner(Node):
             handle.publish_feedback(message)
 
         sender = self._sender
+        frontier = any(f.frontier_id == goal.node_id for f in self.frontiers) if goal.node_id else False
+        seen = [False]  # the map saw beyond the frontier on the way, and the safest clearance lets the
+        near = self.config.frontier_seen_m  # base stand here: arrived (as the in-process robot)
+        start = self.base.pose()
+
+        def moved() -> bool:  # a drive that has not yet moved the base is not ended so (the
+            pose = self.base.pose()  # executor reads a frontier drive of 0 m as "already there")
+            return pose is not None and start is not None and math.dist(pose[:2], start[:2]) > 0.05
+
+        def beyond_seen() -> bool:
+            far = not any(math.dist(f.goal, target) <= near for f in self.frontiers)
+            seen[0] = frontier and self._roomy and far and moved()
+            return seen[0]
+
         outcome = self.navigator.navigate(
             self.base,
             target,
             float(goal.tolerance) or (self.config.reach_tolerance_m if goal.within_reach else 0.0),
-            should_stop=lambda: bool(handle.is_cancel_requested or sender.lost),
+            should_stop=lambda: bool(handle.is_cancel_requested or sender.lost or beyond_seen()),
             on_path=self._publish_plan,
             on_feedback=feedback,
         )
+        if seen[0] and outcome.code == NavError.CANCELED and not handle.is_cancel_requested:
+            outcome = replace(
+                outcome, code=NavError.NONE, message="the map saw beyond the frontier on the way"
+            )
         if sender.lost and not handle.is_cancel_requested:
             self.get_logger().error(f"{sender.name} died during the navigation: the base is stopped")
             outcome = replace(outcome, message=f"stopped: {sender.name}, which sent the goal, died")

@@ -274,11 +274,10 @@ class EmbodiedEpisode:
                 return SkillResult(
                     False, message=f"frontier {node.id} is gone", code=ExecutorError.UNKNOWN_NODE
                 )
-            seen = [False]  # the map saw beyond the frontier on the way (once the base has moved, as
-            # the ROS planner's): choose again from here
+            seen = [False]  # the map saw beyond the frontier on the way: choose again from here
 
             def beyond_seen() -> bool:
-                seen[0] = self.world.travelled > before and self.robot.frontier_seen(goal)
+                seen[0] = self.robot.frontier_seen(goal)
                 return seen[0]
 
             drive = self.robot.drive_to(goal, p.arrive_m, p.actions_per_target, until=beyond_seen)

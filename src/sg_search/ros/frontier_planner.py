@@ -314,15 +314,10 @@ class FrontierPlanner(Node):
         frontier = any(f.frontier_id == goal.node_id for f in self.frontiers) if goal.node_id else False
         seen = [False]  # the map saw beyond the frontier on the way, and the safest clearance lets the
         near = self.config.frontier_seen_m  # base stand here: arrived (as the in-process robot)
-        start = self.base.pose()
-
-        def moved() -> bool:  # a drive that has not yet moved the base is not ended so (the
-            pose = self.base.pose()  # executor reads a frontier drive of 0 m as "already there")
-            return pose is not None and start is not None and math.dist(pose[:2], start[:2]) > 0.05
 
         def beyond_seen() -> bool:
             far = not any(math.dist(f.goal, target) <= near for f in self.frontiers)
-            seen[0] = frontier and self._roomy and far and moved()
+            seen[0] = frontier and self._roomy and far
             return seen[0]
 
         outcome = self.navigator.navigate(

@@ -144,7 +144,11 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
         assert result is not None and result.error_code == SearchError.EXECUTION_FAILED, result
         assert f"{name} died" in result.error_msg, result.error_msg
         procs[name] = start_node(name, *stack_args(snapshot)[name])
-        assert wait_for(lambda: watches[name].alive, STARTUP_S), f"the restarted {name} never came up"  # noqa: B023
+        restarted = procs[name]
+        assert wait_for(lambda: watches[name].alive, STARTUP_S), (  # noqa: B023
+            f"the restarted {name} never came up (exit code {restarted.process.poll()}): "
+            f"{restarted.output_so_far()[-2000:]}"
+        )
         if name == "scene_graph_server":  # restarted from its last snapshot
             # The count it restored, from its log: fusion may merge or drop nodes right after.
             restored = f"restored {saved} nodes"

@@ -45,15 +45,18 @@ class NodeProcess:
         return "".join(self._lines)
 
     def stop(self) -> str:
-        """SIGINT, then SIGKILL after 10 s; returns everything the node printed."""
+        """SIGINT, then SIGKILL after 10 s; returns everything the node printed, and says so
+        when it had to be killed (what it writes on shutdown, a recording's end, is then lost)."""
+        killed = False
         if self.process.poll() is None:
             self.process.send_signal(2)
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
                 self.process.kill()
+                killed = True
         self._reader.join(timeout=5)
-        return self.output_so_far()
+        return self.output_so_far() + ("[killed: no exit within 10 s of SIGINT]\n" if killed else "")
 
 
 def process_stats(pid: int) -> dict[str, float]:

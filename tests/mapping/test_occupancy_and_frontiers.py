@@ -3,7 +3,7 @@ from __future__ import annotations
 import numpy as np
 from box_room import INTRINSICS, camera_pose, render_box_room
 
-from sg_search.mapping.frontier_extraction import FrontierExtractor
+from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment, seen_beyond
 from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import FREE, OCCUPIED, UNKNOWN, OccupancyMap, OccupancyParams
 from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
@@ -81,3 +81,11 @@ def test_frontiers_are_reachable_and_keep_their_ids(box_room_view) -> None:  # t
     assert _state_at(states, 0.5, 2.0) == FREE
     free_fraction = (states[SPEC.to_cells(np.array([[0.3, 0.3]]))[0][0] :, :] == FREE).mean()
     assert free_fraction > 0.3
+
+
+def test_a_frontier_is_seen_beyond_once_no_frontier_goal_stays_near_its_goal() -> None:
+    near = FrontierSegment("frontier_1", (1.0, 0.0), (0.9, 0.0), 10, 0.5)
+    far = FrontierSegment("frontier_2", (5.0, 0.0), (1.1, 0.0), 10, 0.5)
+    assert not seen_beyond((0.0, 0.0), [far, near], 1.0)  # one still lies within 1 m
+    assert seen_beyond((0.0, 0.0), [far], 1.0)
+    assert seen_beyond((0.0, 0.0), [], 1.0)

@@ -19,7 +19,7 @@ import numpy as np
 
 from sg_search.geometry import Pose2D, Transform
 from sg_search.geometry.transforms import quat_from_matrix
-from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment
+from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment, seen_beyond
 from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
@@ -151,8 +151,7 @@ class SimRobot:
         (the frontiers are extracted anew for it)."""
         if self.steps % every or not self.navigator.roomy(self.world.pose[:2]):
             return False
-        near = self.planner.frontier_seen_m
-        return not any(math.dist(s.goal, goal) <= near for s in self.open_frontiers())
+        return seen_beyond(goal, self.open_frontiers(), self.planner.frontier_seen_m)
 
     def field(self) -> DistanceField | None:
         """The distance field from the base at the safest clearance that can place it (kept

@@ -10,6 +10,8 @@ within ``match_distance`` metres of a previous one.
 from __future__ import annotations
 
 import itertools
+import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +31,12 @@ class FrontierSegment:
     goal: tuple[float, float]
     size: int
     length: float
+
+
+def seen_beyond(goal: tuple[float, float], frontiers: Iterable[FrontierSegment], within_m: float) -> bool:
+    """True when no frontier's goal lies within ``within_m`` [m] of a frontier's old ``goal``
+    [m, ``map``]: the map has seen what lay beyond it (a drive there shows nothing new)."""
+    return not any(math.dist(f.goal, goal) <= within_m for f in frontiers)
 
 
 class FrontierExtractor:

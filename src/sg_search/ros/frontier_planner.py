@@ -34,7 +34,7 @@ from sg_search_interfaces.msg import Frontier, FrontierArray
 from sg_search_interfaces.srv import GetGeodesicDistances, GetSceneGraph
 
 from sg_search.geometry import Pose2D, TransformError
-from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment
+from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment, seen_beyond
 from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.geodesic import DistanceField, path_length, traversable
@@ -313,11 +313,11 @@ class FrontierPlanner(Node):
         sender = self._sender
         frontier = any(f.frontier_id == goal.node_id for f in self.frontiers) if goal.node_id else False
         seen = [False]  # the map saw beyond the frontier on the way, and the safest clearance lets the
-        near = self.config.frontier_seen_m  # base stand here: arrived (as the in-process robot)
+        # base stand here: arrived (as the in-process robot)
 
         def beyond_seen() -> bool:
-            far = not any(math.dist(f.goal, target) <= near for f in self.frontiers)
-            seen[0] = frontier and self._roomy and far
+            near = self.config.frontier_seen_m
+            seen[0] = frontier and self._roomy and seen_beyond(target, self.frontiers, near)
             return seen[0]
 
         outcome = self.navigator.navigate(

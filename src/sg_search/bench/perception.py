@@ -127,9 +127,8 @@ def score_rooms(
 ) -> tuple[dict[str, float], RoomSegmentation, dict[int, str]]:
     """Room segmentation agreement and room-type accuracy over the explored free cells; the
     segmentation and the names it was scored on."""
-    from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
-    from sg_search.reasoning.knowledge.model import KnowledgeModel
     from sg_search.reasoning.knowledge.names import knowledge_text
+    from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
 
     spec = explorer.spec
     free = explorer.map.states() == FREE
@@ -143,10 +142,8 @@ def score_rooms(
     segmentation = segment_rooms(free, spec)
     agreement, mapping = room_match_fraction(segmentation, truth, free)
     objects = [(i.category, (float(i.centroid[0]), float(i.centroid[1]))) for i in instances.confirmed()]
-    model = KnowledgeModel.load_default()
-    names = name_rooms(
-        segmentation, objects, load_answers(default_data_dir() / "llm_answers.yaml").rooms, model.containment
-    )
+    rooms = knowledge_map_rooms()  # named as the stack names them
+    names = name_rooms(segmentation, objects, rooms.room_types, rooms.containment)
     typed = [
         names[region] == knowledge_text(world.layout.rooms[room - 1].room_type)
         for region, room in mapping.items()

@@ -43,9 +43,7 @@ from sg_search.perception.fusion import InstanceMap
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.perception.room_segmentation import (
     RoomSegmentation,
-    name_rooms,
     room_match_fraction,
-    segment_rooms,
 )
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.mujoco.scene import episode_world, nearest_free
@@ -139,11 +137,9 @@ def score_rooms(
         inside &= (centres[:, 1] > room.y0) & (centres[:, 1] < room.y1)
         truth[inside] = index
     truth = truth.reshape(spec.shape)
-    segmentation = segment_rooms(free, spec)
-    agreement, mapping = room_match_fraction(segmentation, truth, free)
     objects = [(i.category, (float(i.centroid[0]), float(i.centroid[1]))) for i in instances.confirmed()]
-    rooms = knowledge_map_rooms()  # named as the stack names them
-    names = name_rooms(segmentation, objects, rooms.room_types, rooms.containment)
+    segmentation, names = knowledge_map_rooms().segment(objects, free, spec)  # as the stack does it
+    agreement, mapping = room_match_fraction(segmentation, truth, free)
     typed = [
         names[region] == knowledge_text(world.layout.rooms[room - 1].room_type)
         for region, room in mapping.items()

@@ -312,12 +312,12 @@ class FrontierPlanner(Node):
 
         sender = self._sender
         frontier = any(f.frontier_id == goal.node_id for f in self.frontiers) if goal.node_id else False
-        seen = [False]  # the map saw beyond the frontier on the way, and the safest clearance lets the
-        # base stand here: arrived (as the in-process robot)
+        seen = [False]  # the map saw beyond the frontier on the way and the base may stand here: arrived
 
         def beyond_seen() -> bool:
-            near = self.config.frontier_seen_m
-            seen[0] = frontier and self._roomy and seen_beyond(target, self.frontiers, near)
+            seen[0] = (
+                frontier and self._roomy and seen_beyond(target, self.frontiers, self.config.frontier_seen_m)
+            )
             return seen[0]
 
         outcome = self.navigator.navigate(

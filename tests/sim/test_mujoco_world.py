@@ -10,7 +10,7 @@ import pytest
 
 from sg_search.bench.sim import backprojection_errors, frame_digest
 from sg_search.cli import main
-from sg_search.sim.episodes import Episode
+from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun, distance_to_success, soft_spl, spl, target_found
 from sg_search.sim.mujoco.mjcf import SmallObject
 from sg_search.sim.mujoco.scene import (
@@ -20,6 +20,7 @@ from sg_search.sim.mujoco.scene import (
     facing_viewpoint,
     layout_for,
     nearest_free,
+    success_reachable,
 )
 from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld
 
@@ -299,3 +300,17 @@ def test_a_door_opens_only_from_in_front_of_it(world: SimWorld) -> None:
     world.set_open(FRIDGE, True)
     assert world.is_open(FRIDGE)
     world.set_open(FRIDGE, False)
+
+
+def test_an_episode_whose_success_region_is_out_of_reach_is_refused_and_the_rest_keep_their_order() -> None:
+    # val's third draw puts a prawn in Wainscott_0's fridge, in a pocket behind a run of cabinets:
+    # no free cell within 1 m of it is reachable from the start (ObjectNav keeps no such episode)
+    drawn, _ = make_episodes("val", 4)
+    assert drawn[2].scene == "Wainscott_0_int"
+    with episode_world(drawn[2]) as world:
+        assert math.isinf(distance_to_success(world, TARGET_ID))
+    reachable = [e for e in drawn if success_reachable(e)]
+    assert reachable == [drawn[0], drawn[1], drawn[3]]
+    kept, refused = make_episodes("val", 3, keep=success_reachable)
+    assert kept == reachable
+    assert refused >= 1 + make_episodes("val", 4)[1]  # the draws that could not be placed, and this one

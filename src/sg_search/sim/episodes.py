@@ -7,7 +7,10 @@ episode. Splits never leak, three ways: houses by building (:func:`split_of`); p
 half (train uses half A, val/test half B), so what a reasoner learns from train activities
 never includes a test answer; and objects by WordNet group (:func:`object_group`, hashed to a
 split like buildings), so whole groups of objects ("drinking vessels") are held out.
-Episodes whose placement cannot be realised in the drawn house are counted, not dropped.
+Episodes whose placement cannot be realised in the drawn house, or that a caller's ``keep``
+refuses (the embodied benchmark's: a target the base cannot reach, as ObjectNav's datasets hold
+only navigable goals), are counted and the next draw is taken: the episodes kept are the same
+draws in the same order, whatever was refused between them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, replace
 from functools import lru_cache
 from pathlib import Path
@@ -78,8 +81,15 @@ def placements_for(split: str, tier: str) -> list[Placement]:
     ]
 
 
-def make_episodes(split: str, n: int, tier: str = "typical", seed: int = 0) -> tuple[list[Episode], int]:
-    """``n`` episodes of ``split`` and ``tier``, and how many draws could not be placed."""
+def make_episodes(
+    split: str,
+    n: int,
+    tier: str = "typical",
+    seed: int = 0,
+    keep: Callable[[Episode], bool] | None = None,
+) -> tuple[list[Episode], int]:
+    """``n`` episodes of ``split`` and ``tier`` that ``keep`` accepts (default: all), and how
+    many draws could not be placed or were refused."""
     scenes = scene_names(split)
     if not scenes:
         raise ValueError(f"no scenes in split {split!r}")
@@ -100,15 +110,17 @@ def make_episodes(split: str, n: int, tier: str = "typical", seed: int = 0) -> t
         if episode is None:
             skipped += 1
             continue
-        episodes.append(
-            replace(
-                episode,
-                split=split,
-                tier=tier,
-                object_synset=placement.object_synset,
-                activity=placement.activity,
-            )
+        episode = replace(
+            episode,
+            split=split,
+            tier=tier,
+            object_synset=placement.object_synset,
+            activity=placement.activity,
         )
+        if keep is not None and not keep(episode):
+            skipped += 1
+            continue
+        episodes.append(episode)
     return episodes, skipped
 
 

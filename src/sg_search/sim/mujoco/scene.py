@@ -11,6 +11,7 @@ from scipy import ndimage
 from sg_search.sim.bddl_scenes import load_house
 from sg_search.sim.episodes import Episode
 from sg_search.sim.layout import HouseLayout, layout_house
+from sg_search.sim.metrics import distance_to_success
 from sg_search.sim.mujoco.mjcf import SmallObject, drawer_floor, inner_floor
 from sg_search.sim.mujoco.world import CameraConfig, SimWorld
 
@@ -31,6 +32,15 @@ def episode_world(episode: Episode, camera: CameraConfig | None = None) -> SimWo
     x, y = start_point(world, episode.start_room_id)
     world.set_pose(x, y, 0.0)
     return world
+
+
+def success_reachable(episode: Episode) -> bool:
+    """True if the base can drive from the episode's start into its success region (a free
+    cell within 1 m of the target, over the world's own collision map): ObjectNav keeps only
+    such episodes. A target in a pocket the base cannot enter (behind a run of cabinets) makes
+    an episode no agent can succeed in."""
+    with episode_world(episode) as world:
+        return math.isfinite(distance_to_success(world, TARGET_ID))
 
 
 MIN_REGION_M2 = 1.0  # [m^2] free regions smaller than this are pockets between furniture

@@ -100,6 +100,34 @@ def test_the_local_pool_retries_a_dead_worker_once_and_records_what_failed(tmp_p
     assert _rows(tmp_path / "r.jsonl") == [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]
 
 
+def test_pool_workers_end_when_their_driver_is_killed(tmp_path: Path) -> None:
+    driver = subprocess.Popen(
+        [sys.executable, str(Path(__file__).with_name("pool_driver.py")), str(tmp_path)],
+        env={
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
+        },
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.iterdir())) < 2:  # both workers are in their minute-long episode
+            assert driver.poll() is None and time.monotonic() < deadline, "the workers never started"
+            time.sleep(0.05)
+    finally:
+        driver.send_signal(signal.SIGKILL)
+        driver.wait()
+    workers = [int(p.name) for p in tmp_path.iterdir()]
+    deadline = time.monotonic() + 20
+    while alive := [pid for pid in workers if Path(f"/proc/{pid}").exists() and _running(pid)]:
+        assert time.monotonic() < deadline, f"workers {alive} outlived their killed driver"
+        time.sleep(0.1)
+
+
+def _running(pid: int) -> bool:
+    """Not a zombie (an orphaned worker that exited waits for init to reap it)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+
+
 def test_without_failure_rows_a_failed_episode_stays_out_of_the_file_and_the_run_says_so(
     tmp_path: Path,
 ) -> None:

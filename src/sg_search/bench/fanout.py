@@ -16,9 +16,12 @@ the user's explicit choice.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
+import signal
 import socket
+import sys
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -34,6 +37,7 @@ Deliver = Callable[[int, dict[str, Any] | None, str | None, str], None]
 BACKENDS = ("local", "ray")
 SPAWN = multiprocessing.get_context("spawn")
 DIED_TWICE = "the worker process died on this episode's retry"
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 def run_serial(episode: Episode, seeds: Iterable[int], deliver: Deliver) -> None:
@@ -51,12 +55,13 @@ def run_serial(episode: Episode, seeds: Iterable[int], deliver: Deliver) -> None
 def run_pool(episode: Episode, seeds: Iterable[int], workers: int, deliver: Deliver) -> None:
     """Over ``workers`` local processes, at most ``workers`` episodes in flight (so a broken
     pool loses no more than those). Workers are spawned, not forked: a fork of a process whose
-    torch (OpenMP) threads have started hangs in the child."""
+    torch (OpenMP) threads have started hangs in the child. They end with this process, also
+    when it is killed (:func:`_end_with_parent`)."""
     node = socket.gethostname()
     queue = iter(seeds)
     crashed: list[int] = []
     unstarted: list[int] = []
-    with ProcessPoolExecutor(max_workers=workers, mp_context=SPAWN) as pool:
+    with _pool(workers) as pool:
         running: dict[Future[dict[str, Any]], int] = {}
         broken = False
         try:
@@ -84,7 +89,7 @@ def run_pool(episode: Episode, seeds: Iterable[int], workers: int, deliver: Deli
             raise
     if broken:
         for seed in crashed:  # alone, in a fresh pool: a second death is this episode's
-            with ProcessPoolExecutor(max_workers=1, mp_context=SPAWN) as retry:
+            with _pool(1) as retry:
                 try:
                     result = retry.submit(episode, seed).result()
                 except BrokenProcessPool:
@@ -95,6 +100,21 @@ def run_pool(episode: Episode, seeds: Iterable[int], workers: int, deliver: Deli
                     continue
             deliver(seed, result, None, node)
         run_pool(episode, chain(unstarted, queue), workers, deliver)  # what was never started
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(workers, SPAWN, _end_with_parent, (os.getpid(),))
+
+
+def _end_with_parent(parent: int) -> None:
+    """A pool worker's initializer: the kernel sends it SIGTERM when the driver dies (Linux).
+    A driver killed outright (SIGKILL, an out-of-memory kill) cannot shut its pool down, and
+    its workers went on running episodes for minutes, on cores a new run needed."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    if os.getppid() != parent:  # the driver died before this worker asked
+        os._exit(1)
 
 
 def _describe(exc: BaseException) -> str:

@@ -138,6 +138,10 @@ def _parser() -> argparse.ArgumentParser:
     episodes.add_argument("--split", choices=("train", "val", "test"), default="test")
     episodes.add_argument("--n", type=int, default=10, help="how many episodes")
     episodes.add_argument("--tier", choices=("typical", "misplaced"), default="typical")
+    episodes.add_argument(
+        "--reachable", action="store_true",
+        help="only episodes whose success region the base can reach (the closed-loop benchmark's)",
+    )  # fmt: skip
     episodes.add_argument("--seed", type=int, default=0)
 
     knowledge_commands.add_parsers(sub)
@@ -242,14 +246,14 @@ def _sim(args: argparse.Namespace) -> int:
         import json
 
         from sg_search.sim.episodes import make_episodes
+        from sg_search.sim.mujoco.scene import success_reachable
 
-        made, skipped = make_episodes(args.split, args.n, args.tier, args.seed)
+        keep = success_reachable if args.reachable else None
+        made, skipped = make_episodes(args.split, args.n, args.tier, args.seed, keep)
         for episode in made:
             print(json.dumps(episode.to_json()))
-        print(
-            f"{len(made)} episodes ({args.split}, {args.tier}); {skipped} draws could not be placed",
-            file=sys.stderr,
-        )
+        refused = "could not be placed" + (" or reached" if args.reachable else "")
+        print(f"{len(made)} episodes ({args.split}, {args.tier}); {skipped} draws {refused}", file=sys.stderr)
         return 0
     if args.sim_command == "scenes":
         for name in scene_names(args.split):

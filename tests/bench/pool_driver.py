@@ -20,6 +20,5 @@ def sleeper(folder: Path, seed: int) -> dict[str, Any]:
     return {"seed": seed}
 
 
-if __name__ == "__main__":
-    sys.path.insert(0, str(Path(__file__).parent))  # the workers import this module
+if __name__ == "__main__":  # spawned workers import this script again as __mp_main__
     fanout.run_pool(partial(sleeper, Path(sys.argv[1])), range(2), 2, lambda *_: None)

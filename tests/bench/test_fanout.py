@@ -102,11 +102,7 @@ def test_the_local_pool_retries_a_dead_worker_once_and_records_what_failed(tmp_p
 
 def test_pool_workers_end_when_their_driver_is_killed(tmp_path: Path) -> None:
     driver = subprocess.Popen(
-        [sys.executable, str(Path(__file__).with_name("pool_driver.py")), str(tmp_path)],
-        env={
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]),
-        },
+        [sys.executable, str(Path(__file__).with_name("pool_driver.py")), str(tmp_path)]
     )
     try:
         deadline = time.monotonic() + 60

@@ -109,10 +109,11 @@ def _pool(workers: int) -> ProcessPoolExecutor:
 def _end_with_parent(parent: int) -> None:
     """A pool worker's initializer: the kernel sends it SIGTERM when the driver dies (Linux).
     A driver killed outright (SIGKILL, an out-of-memory kill) cannot shut its pool down, and
-    its workers went on running episodes for minutes, on cores a new run needed."""
+    its workers went on running episodes for minutes, on cores a new run needed. (The signal
+    follows the thread that started the worker: :func:`run_pool` submits from its caller's
+    thread, which outlives the pool.)"""
     if sys.platform == "linux":
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+        ctypes.CDLL(None).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     if os.getppid() != parent:  # the driver died before this worker asked
         os._exit(1)
 

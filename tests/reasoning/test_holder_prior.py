@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sg_search.reasoning.knowledge.datasets import KnowledgeDataError
-from sg_search.reasoning.knowledge.holder_prior import HolderPrior
+from sg_search.reasoning.knowledge.datasets import Answers, HolderType, KnowledgeDataError
+from sg_search.reasoning.knowledge.holder_prior import HolderPrior, weigh
 
 COUNTS = {("fridge", "kitchen"): 6.0, ("bottom_cabinet", "kitchen"): 2.0, ("sofa", "living_room"): 1.0}
 
 
 def test_weights_are_shares_over_the_uniform_share_and_neutral_where_unknown() -> None:
-    prior = HolderPrior(COUNTS, smoothing=1.0)
+    prior = HolderPrior(COUNTS, smoothing=1.0, vocabulary=["shelf"])
     # kitchen: two holders counted, (6 + 1) and (2 + 1) over a mean of (8 + 2) / 2 = 5
     w = prior.weights(
         ["fridge_3", "Bottom Cabinet", "shelf", "shelf"], ["kitchen_0", "kitchen", "kitchen", "bar"]
@@ -57,4 +57,49 @@ def test_distill_prior_rebuilds_the_shipped_file_byte_for_byte(tmp_path: Path) -
     assert main(["distill", "prior", "--out", str(tmp_path)]) == 0
     rebuilt = (tmp_path / "holder_prior.json").read_text()
     assert rebuilt == (default_data_dir() / "holder_prior.json").read_text()
-    assert '"tiers": ["typical"]' in rebuilt and "train split only" in rebuilt
+    assert '"tiers": ["typical"]' in rebuilt and "activity half A" in rebuilt
+
+
+@given(
+    st.lists(st.floats(0.0, 1.0), min_size=2, max_size=6),
+    st.floats(0.05, 20.0),
+    st.floats(0.0, 3.0),
+)
+def test_weighing_keeps_probabilities_and_their_order_among_holders_of_one_weight(
+    p: list[float], weight: float, beta: float
+) -> None:
+    weighed = weigh(np.array(p), weight, beta)
+    assert np.all((weighed >= 0.0) & (weighed <= 1.0))
+    assert all(weighed[i] >= weighed[j] for i in range(len(p)) for j in range(len(p)) if p[i] >= p[j])
+    if beta == 0.0 or weight == 1.0:
+        assert weighed == pytest.approx(np.array(p))
+
+
+def test_a_weight_moves_the_odds_and_keeps_near_certain_holders_apart() -> None:
+    # odds 1 times 3 -> 0.75; a capped product would have made 0.9 * 3 and 0.99 * 3 both 1
+    assert float(weigh(0.5, 3.0, 1.0)) == pytest.approx(0.75)
+    assert float(weigh(0.5, 3.0, 2.0)) == pytest.approx(0.9)
+    high = weigh(np.array([0.9, 0.99]), 3.0, 1.0)
+    assert 0.9 < high[0] < high[1] < 1.0
+    assert weigh(np.array([0.0, 1.0]), 0.1, 1.0).tolist() == [0.0, 1.0]
+
+
+def test_a_name_the_counted_homes_lack_is_neutral_unless_another_of_its_names_is_known() -> None:
+    answers = Answers(rooms=["kitchen"], holders=["fridge", "pantry"])
+    answers.holder_types = {
+        "fridge": HolderType({"kitchen": 1.0}, ("refrigerator",), "fridge", ()),
+        "pantry": HolderType({"kitchen": 0.8}, ("larder",), "", ()),
+    }
+    prior = HolderPrior(COUNTS, smoothing=1.0, vocabulary=["fridge", "bottom_cabinet", "sofa", "oven"])
+    # oven: a holder of the counted homes that holds nothing in their kitchens -> 1 / 5, as before
+    w = prior.weights(["fridge", "refrigerator", "larder", "oven"], ["kitchen"] * 4)
+    assert w == pytest.approx([7 / 5, 1.0, 1.0, 1 / 5])
+    aliased = prior.with_aliases(answers)
+    w = aliased.weights(["fridge", "refrigerator", "larder", "oven"], ["kitchen"] * 4)
+    assert w == pytest.approx([7 / 5, 7 / 5, 1.0, 1 / 5])
+
+
+def test_the_shipped_prior_knows_every_furniture_category_of_the_houses() -> None:
+    prior = HolderPrior.load_default()
+    assert {"fridge", "bottom cabinet", "sofa", "shelf"} <= prior.vocabulary
+    assert float(prior.weights(["nightstand drawer"], ["bedroom"])[0]) == 1.0

@@ -4,6 +4,7 @@ ranking metrics of training and of the independent placements."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -118,11 +119,11 @@ def test_independent_placements_rank_the_true_holder_under_its_written_name(toy:
     answers = load_answers(toy)
     placements = [("milk", "refrigerator", "kitchen"), ("coat", "wardrobe", "bedroom")]
 
-    def oracle(names: list[str], objects: list[str]) -> np.ndarray:
+    def oracle(names: Sequence[str], objects: Sequence[str], *_: Sequence[str]) -> np.ndarray:
         truth = {"milk": "refrigerator", "coat": "wardrobe"}
         return np.array([float(n == truth[o]) for n, o in zip(names, objects, strict=True)])
 
-    def constant(names: list[str], objects: list[str]) -> np.ndarray:
+    def constant(names: Sequence[str], *_: Sequence[str]) -> np.ndarray:
         return np.ones(len(names))
 
     counts: tuple[Counter[tuple[str, str]], Counter[str]] = (Counter({("fridge", "kitchen"): 3}), Counter())

@@ -57,9 +57,10 @@ def house() -> SceneGraph:
 
 
 def reasoner(**params: float | bool) -> UtilityReasoner:
-    """With the paper's room influence (0.3; the stack's default is 0.1) and no frontier floor
-    (the stack's default is 0.3), so that its example holds."""
-    paper = {"room_influence": 0.3, "frontier_floor": 0.0}
+    """With the paper's room influence (0.3; the stack's default is 0.1), no frontier floor
+    (the stack's default is 0.3) and no holder prior (the stack's β is 2), so that its example
+    holds."""
+    paper = {"room_influence": 0.3, "frontier_floor": 0.0, "holder_prior": 0.0}
     return UtilityReasoner("scout", rooms, objects, UtilityParams(**{**paper, **params}))  # type: ignore[arg-type]
 
 
@@ -123,7 +124,7 @@ def test_request_words_and_plurals_do_not_reach_the_scorers() -> None:
         seen.extend(queries)
         return objects(labels, queries)
 
-    r = UtilityReasoner("scout", rooms, spy, UtilityParams())
+    r = UtilityReasoner("scout", rooms, spy, UtilityParams(holder_prior=0.0))
     g = house()
     r.utilities(g, "Find the Plates", [g.node("cabinet_0")])
     assert set(seen) == {"plate"}
@@ -150,13 +151,16 @@ def test_the_prior_reorders_containers_the_knowledge_scores_alike() -> None:
     prior = HolderPrior({("cabinet", "kitchen"): 0.0, ("chair", "kitchen"): 9.0}, smoothing=1.0)
     g = house()
     nodes = [g.node("cabinet_0"), g.node("chair_0")]
-    plain = UtilityReasoner("scout", rooms, alike, UtilityParams()).utilities(g, "plate", nodes)
+    plain = UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=0.0)).utilities(g, "plate", nodes)
     assert plain["cabinet_0"][0] == plain["chair_0"][0]
-    # chair: weight (9 + 1) / ((9 + 0 + 2) / 2) = 1.82, squared 3.3: 0.5 * 3.3 capped at 1
+    # chair: weight (9 + 1) / ((9 + 0 + 2) / 2) = 1.82, squared 3.31: odds 1 -> 3.31, p 0.768
     weighted = UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=2.0), prior.weights)
     u = weighted.utilities(g, "plate", nodes)
-    assert u["chair_0"][0] == pytest.approx(0.78)  # p(kitchen) * (w + (1 - w) * 1): never above p(room)
-    assert u["cabinet_0"][0] < plain["cabinet_0"][0]  # weight 1 / 5.5, squared
+    p_kitchen = 0.78  # the room scorer's p(plate in kitchen); influence 0.1: p_room * (0.1 + 0.9 p_cooc)
+    chair = (10 / 5.5) ** 2
+    assert u["chair_0"][0] == pytest.approx(p_kitchen * (0.1 + 0.9 * chair / (chair + 1)))
+    cabinet = (1 / 5.5) ** 2
+    assert u["cabinet_0"][0] == pytest.approx(p_kitchen * (0.1 + 0.9 * cabinet / (cabinet + 1)))
     with pytest.raises(ValueError, match="holder prior"):
         UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=1.0))
 
@@ -187,9 +191,9 @@ def test_relative_rooms_lift_the_likeliest_rooms_containers_above_the_frontier_f
     )  # fmt: skip
     g.upsert_node(fridge)
     types = tuple(prawn_rooms)
-    absolute = UtilityReasoner("scout", room_scores, objects, UtilityParams())
+    absolute = UtilityReasoner("scout", room_scores, objects, UtilityParams(holder_prior=0.0))
     relative = UtilityReasoner(
-        "scout", room_scores, objects, UtilityParams(room_relative=True), room_types=types
+        "scout", room_scores, objects, UtilityParams(room_relative=True, holder_prior=0.0), room_types=types
     )
     u_abs = absolute.utilities(g, "prawn", [fridge, g.node("sofa_0")])
     u_rel = relative.utilities(g, "prawn", [fridge, g.node("sofa_0")])
@@ -198,4 +202,4 @@ def test_relative_rooms_lift_the_likeliest_rooms_containers_above_the_frontier_f
     assert u_rel["fridge_0"][0] == pytest.approx(0.1 + 0.9 * 0.5) and u_rel["fridge_0"][0] > floor
     assert u_rel["sofa_0"][0] == pytest.approx(0.05 / 0.26 * 0.1)  # other rooms by their ratio
     with pytest.raises(ValueError, match="room types"):
-        UtilityReasoner("scout", room_scores, objects, UtilityParams(room_relative=True))
+        UtilityReasoner("scout", room_scores, objects, UtilityParams(room_relative=True, holder_prior=0.0))

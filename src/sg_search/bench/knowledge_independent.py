@@ -5,8 +5,8 @@ its header; never used for training or tuning).
 Per placement: the holders present in that room type (the answers' holder vocabulary with
 p(room) >= ``PRESENT``; the true holder's own name replaces its vocabulary entry, so a synonym
 or a name the vocabulary lacks is ranked as written) are ranked by each method; a hit if the
-true holder is among the top k, ties counted against it (a count of 0 for a holder bddl never
-names ranks it last, not first). Rooms: all room types ranked for the object. Methods: the
+true holder is among the top k, ties counted against it (:func:`rank_of_truth`; a count of 0
+for a holder bddl never names ranks it last, not first). Rooms: all room types ranked for the object. Methods: the
 distilled knowledge, SBERT cosine similarity, and a frequency count over bddl's typical
 placements (how often a holder category holds something in that room type; how often a room
 type is named).
@@ -27,7 +27,10 @@ from sg_search.reasoning.knowledge.datasets import Answers, KnowledgeDataError
 from sg_search.reasoning.knowledge.names import knowledge_text
 
 PRESENT = 0.3  # a holder is present in a room type at this probability or above
-Scorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
+HolderScorer = Callable[[Sequence[str], Sequence[str], Sequence[str]], np.ndarray]
+"""p(objects[i] in/on holders[i] in a room of type rooms[i]): (holders, objects, rooms)."""
+RoomScorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
+"""p(rooms[i] holds objects[i]): (rooms, objects)."""
 
 
 def default_placements_path() -> Path:
@@ -56,7 +59,7 @@ def canonical_names(answers: Answers) -> dict[str, str]:
 def evaluate(
     placements: list[tuple[str, str, str]],
     answers: Answers,
-    methods: dict[str, tuple[Scorer, Scorer]],
+    methods: dict[str, tuple[HolderScorer, RoomScorer]],
     bddl_counts: tuple[Counter[tuple[str, str]], Counter[str]],
 ) -> tuple[dict[str, float], list[dict[str, Any]]]:
     """Holder and room top-1/top-3 per method (plus ``frequency`` from ``bddl_counts`` =
@@ -92,10 +95,10 @@ def evaluate(
                 r_scores = np.array([named[r] for r in rooms], dtype=np.float64)
             else:
                 holder_score, room_score = methods[name]
-                h_scores = holder_score(options, [obj] * len(options))
+                h_scores = holder_score(options, [obj] * len(options), [room] * len(options))
                 r_scores = room_score(rooms, [obj] * len(rooms))
-            rank = _rank(h_scores, 0)
-            room_rank = _rank(r_scores, rooms.index(room))
+            rank = rank_of_truth(h_scores, np.arange(len(options)) == 0)
+            room_rank = rank_of_truth(r_scores, np.array([r == room for r in rooms]))
             hits += [rank < 1, rank < 3, room_rank < 1, room_rank < 3]
             rows.append(
                 {
@@ -115,6 +118,11 @@ def evaluate(
     return summary, rows
 
 
-def _rank(scores: np.ndarray, truth: int) -> int:
-    """0-based rank of ``scores[truth]``, ties counted against it."""
-    return int(np.sum(np.delete(scores, truth) >= scores[truth]))
+def rank_of_truth(scores: np.ndarray, truth: np.ndarray) -> int:
+    """0-based rank of the best-scored true option (``truth``: a mask over ``scores``): how
+    many other options score at least as high, ties counted against the truth (no method
+    gains from the order candidates happen to be listed in); ``len(scores)`` when no option
+    is true."""
+    if not truth.any():
+        return len(scores)
+    return int(np.sum(scores[~truth] >= scores[truth].max()))

@@ -28,6 +28,7 @@ import numpy as np
 
 from sg_search.config import from_params
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_nodes
+from sg_search.reasoning.knowledge.holder_prior import weigh
 from sg_search.reasoning.knowledge.names import query_text
 from sg_search.reasoning.registry import takes_params
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
@@ -57,8 +58,8 @@ class UtilityParams:
             frontier beside a living room's sofa was worth nothing for a jar of sauce, and
             the robot inspected a kitchen's coffee table (0.1) before looking beyond it.
         holder_prior: exponent β of the holder prior's weight on co-occurrence,
-            p_cooc · weight(holder, room)^β capped at 1 (0 = the knowledge alone; see
-            :mod:`sg_search.reasoning.knowledge.holder_prior`).
+            the odds of p_cooc times weight(holder, room)^β (0 = the knowledge alone; see
+            :func:`sg_search.reasoning.knowledge.holder_prior.weigh`).
         room_relative: p_room is divided by the best p_room over every room type for the
             query (the knowledge's room vocabulary), so the likeliest kind of room scores 1
             whatever the query: the learned p_room is not calibrated across queries (0.26 for
@@ -73,7 +74,7 @@ class UtilityParams:
     frontier_radius_m: float = 3.0
     frontier_share: float = 0.8
     frontier_floor: float = 0.3
-    holder_prior: float = 0.0
+    holder_prior: float = 2.0
     room_relative: bool = False
 
 
@@ -156,7 +157,7 @@ class UtilityReasoner(Reasoner):
                 cooc = object_p[label]
                 if self._holder_weight is not None and p.holder_prior > 0 and room:
                     weight = float(self._holder_weight([label], [room])[0])
-                    cooc = min(1.0, cooc * weight**p.holder_prior)
+                    cooc = float(weigh(cooc, weight, p.holder_prior))
                 if not p.use_room:
                     memo[key] = (cooc, f"p({query} with {label}) = {cooc:.2f}")
                 else:
@@ -266,8 +267,9 @@ def _learned(name: str, params: UtilityParams) -> Reasoner:
     from sg_search.reasoning.knowledge.holder_prior import HolderPrior
 
     km = KnowledgeModel.load_default()
-    weights = HolderPrior.load_default().weights if params.holder_prior > 0 else None
-    rooms = load_answers(default_data_dir() / "llm_answers.yaml").rooms if params.room_relative else ()
+    answers = load_answers(default_data_dir() / "llm_answers.yaml")
+    weights = HolderPrior.load_default().with_aliases(answers).weights if params.holder_prior > 0 else None
+    rooms = answers.rooms if params.room_relative else ()
     return UtilityReasoner(name, km.containment, km.cooccurrence, params, weights, rooms)
 
 
@@ -301,6 +303,7 @@ def create_sbert(params: Mapping[str, Any]) -> Reasoner:
         use_room=False,
         frontier_floor=0.0,  # SCOUT's SBERT baseline as published (scout's floor is above its defaults)
         room_relative=False,  # similarity, not a probability over room types
+        holder_prior=0.0,  # the baseline ranks by similarity alone
         margin=p.margin,
         room_default=p.room_default,
         frontier_default=p.frontier_default,

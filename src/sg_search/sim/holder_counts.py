@@ -1,8 +1,9 @@
 """The holder prior of the bddl episodes: which furniture categories the training episodes put
 objects in or on, per room type (:class:`sg_search.reasoning.knowledge.holder_prior.HolderPrior`).
 
-Counted on the train split only (activity half A, objects of the train groups), so val and
-test episodes — and the knowledge benchmark's half-B placements — never inform it.
+Counted on activity half A: the activities whose placements train episodes are drawn from
+(every object of them; the counts name holders and rooms, no object), so val and test
+episodes (half B) — and the knowledge benchmark's half-B placements — never inform it.
 """
 
 from __future__ import annotations
@@ -10,37 +11,39 @@ from __future__ import annotations
 from collections import Counter
 
 from sg_search.reasoning.knowledge.holder_prior import HolderPrior
-from sg_search.sim.episodes import TIERS, placements_for
-from sg_search.sim.placements import categories_by_synset
+from sg_search.sim.bddl_scenes import load_house, scene_names
+from sg_search.sim.episodes import TIERS, activity_half
+from sg_search.sim.placements import all_placements, categories_by_synset
 
 SMOOTHING = 0.25  # pseudo-count per holder; chosen by 2-fold cross-validation inside half A
 
 
-def holder_counts(split: str, tiers: tuple[str, ...]) -> Counter[tuple[str, str]]:
-    """(furniture category, room type) -> placements of ``split`` in/on it (every category the
-    placement's container synset covers counts once)."""
+def holder_counts(half: str, tiers: tuple[str, ...]) -> Counter[tuple[str, str]]:
+    """(furniture category, room type) -> placements of activity ``half`` ("A" or "B") in/on it
+    (every furniture category the placement's container synset covers counts once)."""
     covers = categories_by_synset()
     counts: Counter[tuple[str, str]] = Counter()
-    for tier in tiers:
-        for p in placements_for(split, tier):
-            if p.relation != "inroom":
-                counts.update((category, p.room_type) for category in covers[p.container_synset])
+    for p in all_placements():
+        if p.tier in tiers and p.relation != "inroom" and activity_half(p.activity) == half:
+            counts.update((category, p.room_type) for category in covers.get(p.container_synset, ()))
     return counts
 
 
 def bddl_holder_prior(tiers: tuple[str, ...] = ("typical",)) -> tuple[HolderPrior, dict[str, object]]:
-    """The prior of the train split's ``tiers`` and its provenance header. Typical (goal)
+    """The prior of half A's ``tiers`` (its vocabulary: every furniture category of the bddl
+    houses) and its provenance header. Typical (goal)
     placements only by default: counting the initial states too (mostly kitchen countertops)
     made scout re-choose countertops (symbolic val typical SR 0.709 -> 0.570 at β 1)."""
     unknown = set(tiers) - set(TIERS)
     if unknown:
         raise ValueError(f"tiers must be among {TIERS}, got {sorted(unknown)}")
-    counts = holder_counts("train", tiers)
+    counts = holder_counts("A", tiers)
+    vocabulary = {category for scene in scene_names() for room in load_house(scene).rooms for category in room.furniture}
     provenance: dict[str, object] = {
         "built_by": "sg-search distill prior",
-        "source": "bddl activity placements, train split only: activity half A, objects of "
-        "the train WordNet groups; tier typical = goal states, misplaced = initial states",
+        "source": "bddl activity placements of activity half A (the train split's activities; "
+        "val and test draw from half B); tier typical = goal states, misplaced = initial states",
         "tiers": list(tiers),
         "placements_counted": sum(counts.values()),
     }
-    return HolderPrior(counts, SMOOTHING), provenance
+    return HolderPrior(counts, SMOOTHING, vocabulary), provenance

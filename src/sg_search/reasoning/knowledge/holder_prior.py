@@ -11,35 +11,59 @@ smoothed share in the room divided by the uniform share,
     weight(h, r) = (n(h, r) + s) / ((N(r) + s · H(r)) / H(r)),
 
 so 1 is "as common as any holder of this room", a holder the room's counts never name gets
-s / mean, and a room type with no counts leaves every holder at 1 (no opinion).
+s / mean, and a room type with no counts leaves every holder at 1 (no opinion). The prior
+has no opinion either about a name outside its ``vocabulary`` (the holder categories of the
+homes it was counted in; a detector's "nightstand" in a home that is not one of them): weight 1,
+unless one of its other names (:func:`aliases_from`, the distilled answers' synonyms) is in it. A
+co-occurrence p is weighed as a likelihood ratio on its odds (:func:`weigh`):
+p / (1 - p) · weight^β, so it stays in [0, 1] and keeps its order among holders the
+knowledge already calls near certain (a product capped at 1 made them tie).
 
-File: ``holder_prior.json`` = ``{"provenance": {...}, "smoothing": s, "counts": [[holder,
-room, n], ...]}``, names in knowledge text ("bottom cabinet", "living room").
+File: ``holder_prior.json`` = ``{"provenance": {...}, "smoothing": s, "vocabulary": [holder,
+...], "counts": [[holder, room, n], ...]}``, names in knowledge text ("bottom cabinet", "living
+room"); without ``vocabulary``, the counted holders are the vocabulary.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from sg_search.reasoning.knowledge.datasets import KnowledgeDataError, default_data_dir
+from sg_search.reasoning.knowledge.datasets import Answers, KnowledgeDataError, default_data_dir
 from sg_search.reasoning.knowledge.names import knowledge_text
 
 PRIOR_FILE = "holder_prior.json"
 
 
+def weigh(p_cooc: np.ndarray | float, weight: np.ndarray | float, beta: float) -> np.ndarray:
+    """Co-occurrence probabilities ``p_cooc`` with their odds multiplied by ``weight``^``beta``
+    (elementwise; β 0 returns ``p_cooc``); 0 and 1 stay 0 and 1."""
+    p = np.clip(np.asarray(p_cooc, dtype=np.float64), 0.0, 1.0)
+    w = np.asarray(weight, dtype=np.float64) ** beta
+    weighed: np.ndarray = np.where(p >= 1.0, 1.0, p * w / np.maximum(p * w + (1.0 - p), 1e-12))
+    return weighed
+
+
 class HolderPrior:
     """Weights of holder categories per room type from placement counts (module docstring)."""
 
-    def __init__(self, counts: Mapping[tuple[str, str], float], smoothing: float) -> None:
+    def __init__(
+        self,
+        counts: Mapping[tuple[str, str], float],
+        smoothing: float,
+        vocabulary: Iterable[str] = (),
+        aliases: Mapping[str, str] | None = None,
+    ) -> None:
         if smoothing <= 0:
             raise ValueError(f"holder prior smoothing must be > 0, got {smoothing}")
         self.smoothing = smoothing
         self.counts = {(knowledge_text(h), knowledge_text(r)): float(n) for (h, r), n in counts.items()}
+        self.vocabulary = {knowledge_text(h) for h in vocabulary} | {h for h, _ in self.counts}
+        self.aliases = {knowledge_text(a): knowledge_text(h) for a, h in (aliases or {}).items()}
         per_room: dict[str, list[float]] = {}
         for (_, room), n in self.counts.items():
             per_room.setdefault(room, []).append(n)
@@ -53,15 +77,24 @@ class HolderPrior:
         out = np.ones(len(holders))
         for i, (holder, room) in enumerate(zip(holders, rooms, strict=True)):
             h, r = knowledge_text(holder), knowledge_text(room)
+            if h not in self.vocabulary:
+                h = self.aliases.get(h, "")
             mean = self._mean.get(r)
-            if mean is not None:
+            if mean is not None and h in self.vocabulary:
                 out[i] = (self.counts.get((h, r), 0.0) + self.smoothing) / mean
         return out
+
+    def with_aliases(self, answers: Answers) -> HolderPrior:
+        """The same prior, reading a holder's other names (:func:`aliases_from`) as it."""
+        return HolderPrior(self.counts, self.smoothing, self.vocabulary, aliases_from(answers, self.vocabulary))
 
     def save(self, path: Path, provenance: Mapping[str, Any]) -> None:
         """Write the file described in the module docstring (sorted, so byte-reproducible)."""
         rows = ",\n  ".join(json.dumps([h, r, n]) for (h, r), n in sorted(self.counts.items()))
-        head = json.dumps({"provenance": dict(provenance), "smoothing": self.smoothing}, sort_keys=True)
+        head = json.dumps(
+            {"provenance": dict(provenance), "smoothing": self.smoothing, "vocabulary": sorted(self.vocabulary)},
+            sort_keys=True,
+        )
         path.write_text(f'{head[:-1]},\n "counts": [\n  {rows}\n ]\n}}\n')
 
     @classmethod
@@ -73,11 +106,25 @@ class HolderPrior:
             for holder, room, n in body["counts"]:
                 key = (str(holder), str(room))
                 counts[key] = counts.get(key, 0.0) + float(n)
-            return cls(counts, float(body["smoothing"]))
+            return cls(counts, float(body["smoothing"]), [str(h) for h in body.get("vocabulary", [])])
         except (OSError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
             raise KnowledgeDataError(f"{path}: not a holder prior file ({exc!r})") from exc
 
     @classmethod
     def load_default(cls) -> HolderPrior:
-        """The prior shipped with the package (counted on the bddl episodes' train split)."""
+        """The prior shipped with the package (counted on the bddl episodes' half A)."""
         return cls.load(default_data_dir() / PRIOR_FILE)
+
+
+def aliases_from(answers: Answers, vocabulary: Iterable[str]) -> dict[str, str]:
+    """Every other name of a distilled holder type whose names include one (and only one)
+    ``vocabulary`` name -> that name ("refrigerator" -> "fridge")."""
+    known = {knowledge_text(h) for h in vocabulary}
+    out: dict[str, str] = {}
+    for holder in answers.holders:
+        names = [knowledge_text(n) for n in answers.names_of(holder)]
+        inside = {n for n in names if n in known}
+        if len(inside) == 1:
+            (target,) = inside
+            out.update({n: target for n in names if n not in known})
+    return out

@@ -44,6 +44,23 @@ def test_selection_prefers_visible_reachable_viewpoints() -> None:
     assert wall_side and max(vp.score for vp in wall_side) < best[0].score
 
 
+def test_a_better_view_far_round_an_obstacle_loses_to_a_good_one_near_the_base() -> None:
+    """The base stands on the wall's side (x < 4.3): the open side sees the cube whole, but the
+    way there is long (a made-up 12 m, as round a counter); at 0.1 per metre it is not worth it."""
+    free = np.ones(SPEC.shape, dtype=bool)
+    free[:, 85:87] = False
+    xs = SPEC.origin_x + (np.arange(SPEC.width) + 0.5) * SPEC.resolution
+    distance = np.where(xs[None, :] < 4.3, 1.0, 12.0) * np.ones(SPEC.shape)
+    ignoring = select_viewpoints(_target(), _wall(), free, SPEC, ViewpointParams(), distance)
+    assert ignoring[0].xy[0] > 4.3 and ignoring[0].distance == 12.0
+    costing = select_viewpoints(_target(), _wall(), free, SPEC, ViewpointParams(path_cost=0.1), distance)
+    assert costing[0].xy[0] < 4.3 and costing[0].distance == 1.0
+    assert costing[0].score < ignoring[0].score  # it sees less, from where the base can get cheaply
+    # a short way round still buys the better view
+    near = np.where(xs[None, :] < 4.3, 1.0, 2.0) * np.ones(SPEC.shape)
+    assert select_viewpoints(_target(), _wall(), free, SPEC, ViewpointParams(path_cost=0.1), near)[0].xy[0] > 4.3
+
+
 def test_reach_points_stand_nearest_the_object_when_no_circle_fits() -> None:
     from sg_search.mapping.grid import GridSpec
     from sg_search.planning.geodesic import DistanceField, PlannerParams

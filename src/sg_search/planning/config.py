@@ -57,6 +57,7 @@ class FrontierPlannerConfig:
     approach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
     reach_radii: tuple[float, ...] = (0.6, 0.7, 0.8)
     reach_tolerance_m: float = 0.1
+    viewpoint_path_cost: float = 0.1
     tf_timeout_s: float = 0.2
     goal_sender: str = "affordance_executor"
     map_file: str = ""
@@ -112,7 +113,9 @@ class FrontierPlannerConfig:
 
     def viewpoints(self, within_reach: bool = False) -> ViewpointParams:
         """VVD candidates: to see an object, or within reach of it (to manipulate it)."""
-        return ViewpointParams(radii=self.reach_radii if within_reach else self.approach_radii)
+        return ViewpointParams(
+            radii=self.reach_radii if within_reach else self.approach_radii, path_cost=self.viewpoint_path_cost
+        )
 
     @property
     def bump_ahead_m(self) -> float:

@@ -32,13 +32,15 @@ Coords = Sequence[float] | NDArray[np.float64]  # a point or a size [m]
 
 @dataclass(frozen=True)
 class ViewpointParams:
-    """Circle radii [m], candidates per circle, clearance margin tau [m], camera height [m]."""
+    """Circle radii [m], candidates per circle, clearance margin tau [m], camera height [m], and
+    ``path_cost`` [1/m]: how much visibility (a fraction) a metre of path to a viewpoint costs."""
 
     radii: tuple[float, ...] = (0.8, 1.2, 1.6)
     per_circle: int = 16
     margin: float = 0.1
     camera_height: float = 0.9
     max_target_points: int = 200
+    path_cost: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ def select_viewpoints(
 ) -> list[Viewpoint]:
     """Candidate viewpoints: those on cells seen to be free (``seen_free``) before those in
     unmapped space, which the planner treats as free but may be wall or furniture; then best
-    score first (to 0.1), then shortest path."""
+    score less ``params.path_cost`` per metre of path first (to 0.1), then shortest path."""
     target = np.asarray(target_points, dtype=float).reshape(-1, 3)
     if len(target) == 0:
         raise ValueError("select_viewpoints needs at least one target point")
@@ -111,7 +113,8 @@ def select_viewpoints(
             yaw = float(np.arctan2(centre[1] - y, centre[0] - x))
             out.append(Viewpoint((float(x), float(y)), yaw, score, path))
             unseen.append(seen_free is not None and not seen_free[r, c])
-    order = sorted(range(len(out)), key=lambda i: (unseen[i], -round(out[i].score, 1), out[i].distance))
+    worth = [v.score - params.path_cost * v.distance for v in out]
+    order = sorted(range(len(out)), key=lambda i: (unseen[i], -round(worth[i], 1), out[i].distance))
     return [out[i] for i in order]
 
 

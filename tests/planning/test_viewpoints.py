@@ -58,7 +58,9 @@ def test_a_better_view_far_round_an_obstacle_loses_to_a_good_one_near_the_base()
     assert costing[0].score < ignoring[0].score  # it sees less, from where the base can get cheaply
     # a short way round still buys the better view
     near = np.where(xs[None, :] < 4.3, 1.0, 2.0) * np.ones(SPEC.shape)
-    assert select_viewpoints(_target(), _wall(), free, SPEC, ViewpointParams(path_cost=0.1), near)[0].xy[0] > 4.3
+    assert (
+        select_viewpoints(_target(), _wall(), free, SPEC, ViewpointParams(path_cost=0.1), near)[0].xy[0] > 4.3
+    )
 
 
 def test_reach_points_stand_nearest_the_object_when_no_circle_fits() -> None:

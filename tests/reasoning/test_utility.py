@@ -151,7 +151,9 @@ def test_the_prior_reorders_containers_the_knowledge_scores_alike() -> None:
     prior = HolderPrior({("cabinet", "kitchen"): 0.0, ("chair", "kitchen"): 9.0}, smoothing=1.0)
     g = house()
     nodes = [g.node("cabinet_0"), g.node("chair_0")]
-    plain = UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=0.0)).utilities(g, "plate", nodes)
+    plain = UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=0.0)).utilities(
+        g, "plate", nodes
+    )
     assert plain["cabinet_0"][0] == plain["chair_0"][0]
     # chair: weight (9 + 1) / ((9 + 0 + 2) / 2) = 1.82, squared 3.31: odds 1 -> 3.31, p 0.768
     weighted = UtilityReasoner("scout", rooms, alike, UtilityParams(holder_prior=2.0), prior.weights)

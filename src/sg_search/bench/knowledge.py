@@ -25,8 +25,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from sg_search.bench import knowledge_independent
-from sg_search.bench.knowledge_independent import HolderScorer, RoomScorer, rank_of_truth
 from sg_search.bench.harness import BenchOptions, BenchReport
+from sg_search.bench.knowledge_independent import HolderScorer, RoomScorer, rank_of_truth
 from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
 from sg_search.reasoning.knowledge.names import knowledge_text
 from sg_search.sim.bddl_scenes import load_house, scene_names
@@ -74,7 +74,9 @@ def run(options: BenchOptions) -> BenchReport:
         return similarity
 
     def weighed(beta: float) -> HolderScorer:
-        return lambda holders, objs, rooms: weigh(km.cooccurrence(holders, objs), prior.weights(holders, rooms), beta)
+        return lambda holders, objs, rooms: weigh(
+            km.cooccurrence(holders, objs), prior.weights(holders, rooms), beta
+        )
 
     methods: dict[str, tuple[HolderScorer, RoomScorer]] = {
         "knowledge": (lambda holders, objs, _: km.cooccurrence(holders, objs), km.containment),

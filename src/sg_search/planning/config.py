@@ -114,7 +114,8 @@ class FrontierPlannerConfig:
     def viewpoints(self, within_reach: bool = False) -> ViewpointParams:
         """VVD candidates: to see an object, or within reach of it (to manipulate it)."""
         return ViewpointParams(
-            radii=self.reach_radii if within_reach else self.approach_radii, path_cost=self.viewpoint_path_cost
+            radii=self.reach_radii if within_reach else self.approach_radii,
+            path_cost=self.viewpoint_path_cost,
         )
 
     @property

@@ -38,7 +38,9 @@ def bddl_holder_prior(tiers: tuple[str, ...] = ("typical",)) -> tuple[HolderPrio
     if unknown:
         raise ValueError(f"tiers must be among {TIERS}, got {sorted(unknown)}")
     counts = holder_counts("A", tiers)
-    vocabulary = {category for scene in scene_names() for room in load_house(scene).rooms for category in room.furniture}
+    vocabulary = {
+        category for scene in scene_names() for room in load_house(scene).rooms for category in room.furniture
+    }
     provenance: dict[str, object] = {
         "built_by": "sg-search distill prior",
         "source": "bddl activity placements of activity half A (the train split's activities; "

@@ -86,13 +86,19 @@ class HolderPrior:
 
     def with_aliases(self, answers: Answers) -> HolderPrior:
         """The same prior, reading a holder's other names (:func:`aliases_from`) as it."""
-        return HolderPrior(self.counts, self.smoothing, self.vocabulary, aliases_from(answers, self.vocabulary))
+        return HolderPrior(
+            self.counts, self.smoothing, self.vocabulary, aliases_from(answers, self.vocabulary)
+        )
 
     def save(self, path: Path, provenance: Mapping[str, Any]) -> None:
         """Write the file described in the module docstring (sorted, so byte-reproducible)."""
         rows = ",\n  ".join(json.dumps([h, r, n]) for (h, r), n in sorted(self.counts.items()))
         head = json.dumps(
-            {"provenance": dict(provenance), "smoothing": self.smoothing, "vocabulary": sorted(self.vocabulary)},
+            {
+                "provenance": dict(provenance),
+                "smoothing": self.smoothing,
+                "vocabulary": sorted(self.vocabulary),
+            },
             sort_keys=True,
         )
         path.write_text(f'{head[:-1]},\n "counts": [\n  {rows}\n ]\n}}\n')

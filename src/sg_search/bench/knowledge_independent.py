@@ -7,9 +7,9 @@ p(room) >= ``PRESENT``; the true holder's own name replaces its vocabulary entry
 or a name the vocabulary lacks is ranked as written) are ranked by each method; a hit if the
 true holder is among the top k, ties counted against it (:func:`rank_of_truth`; a count of 0
 for a holder bddl never names ranks it last, not first). Rooms: all room types ranked for the
-object. Methods: the distilled knowledge, SBERT cosine similarity, and a frequency count over bddl's typical
-placements (how often a holder category holds something in that room type; how often a room
-type is named).
+object. Methods: the distilled knowledge, SBERT cosine similarity, and a frequency count over
+bddl's typical placements (how often a holder category holds something in that room type; how
+often a room type is named).
 """
 
 from __future__ import annotations

@@ -29,8 +29,9 @@ from sg_search.bench.harness import BenchOptions, BenchReport
 from sg_search.bench.knowledge_independent import HolderScorer, RoomScorer, rank_of_truth
 from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
 from sg_search.reasoning.knowledge.names import knowledge_text
-from sg_search.sim.bddl_scenes import load_house, scene_names
+from sg_search.sim.bddl_scenes import furniture_by_room_type
 from sg_search.sim.episodes import activity_half
+from sg_search.sim.holder_counts import holder_counts
 from sg_search.sim.placements import all_placements, categories_by_synset, synset_words
 
 PRIOR_EXPONENTS = (1.0, 2.0)  # 2: scout's default
@@ -46,10 +47,7 @@ def run(options: BenchOptions) -> BenchReport:
     from sg_search.reasoning.knowledge.holder_prior import HolderPrior, weigh
 
     covers = categories_by_synset()
-    furniture_in: dict[str, set[str]] = {}
-    for scene in scene_names():
-        for inventory in load_house(scene).rooms:
-            furniture_in.setdefault(inventory.room_type, set()).update(inventory.furniture)
+    furniture_in = furniture_by_room_type()
     room_types = sorted(furniture_in)
     placements = [p for p in all_placements() if p.tier == "typical" and p.relation != "inroom"]
     placements = [p for p in placements if p.container_synset in covers and p.room_type in furniture_in]
@@ -60,9 +58,8 @@ def run(options: BenchOptions) -> BenchReport:
             if activity_half(p.activity) == "B"
         }
     )
-    train = [p for p in placements if activity_half(p.activity) == "A"]
-    holds = Counter((c, p.room_type) for p in train for c in covers[p.container_synset])
-    named = Counter(p.room_type for p in train)
+    holds = holder_counts("A", ("typical",))  # the shipped prior's own counts
+    named = Counter(p.room_type for p in placements if activity_half(p.activity) == "A")
 
     km = KnowledgeModel.load_default()
     answers = load_answers(default_data_dir() / "llm_answers.yaml")

@@ -143,6 +143,15 @@ def scene_names(split: str | None = None) -> list[str]:
     return [n for n in names if split is None or split_of(n) == split]
 
 
+def furniture_by_room_type() -> dict[str, set[str]]:
+    """Room type -> the furniture categories laid out in rooms of that type, over every scene."""
+    out: dict[str, set[str]] = {}
+    for scene in scene_names():
+        for room in load_house(scene).rooms:
+            out.setdefault(room.room_type, set()).update(room.furniture)
+    return out
+
+
 def load_house(name: str) -> HouseInventory:
     """Rooms and laid-out furniture categories of one scene; SceneError naming close matches."""
     scenes = _scenes_raw()

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from sg_search.reasoning.knowledge.holder_prior import HolderPrior
-from sg_search.sim.bddl_scenes import load_house, scene_names
+from sg_search.sim.bddl_scenes import furniture_by_room_type
 from sg_search.sim.episodes import TIERS, activity_half
 from sg_search.sim.placements import all_placements, categories_by_synset
 
@@ -38,9 +38,7 @@ def bddl_holder_prior(tiers: tuple[str, ...] = ("typical",)) -> tuple[HolderPrio
     if unknown:
         raise ValueError(f"tiers must be among {TIERS}, got {sorted(unknown)}")
     counts = holder_counts("A", tiers)
-    vocabulary = {
-        category for scene in scene_names() for room in load_house(scene).rooms for category in room.furniture
-    }
+    vocabulary = set().union(*furniture_by_room_type().values())
     provenance: dict[str, object] = {
         "built_by": "sg-search distill prior",
         "source": "bddl activity placements of activity half A (the train split's activities; "

@@ -106,3 +106,25 @@ def test_a_container_is_approached_from_the_side_it_opens_towards() -> None:
     free = traversable(states, spec, params)
     shut = (centre, size, states, [(free, DistanceField(free, spec, (2.0, 1.5), params))], *args[4:])
     assert approach_goal(*shut, front=front) == anywhere
+
+
+def test_a_container_is_opened_from_within_the_width_of_its_front_not_off_to_a_side() -> None:
+    """A fridge in the open, its front towards +y, the base up and to the left: the nearest
+    goals ahead of the front lie off to its left, where an opened door hinged on that side
+    stands between the camera and the shelves; the goal chosen lies within the face's width."""
+    from sg_search.mapping.occupancy import FREE, OCCUPIED
+    from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
+    from sg_search.planning.viewpoints import approach_goal, facing_square, in_front
+
+    spec = GridSpec(0.05, 120, 120, 0.0, 0.0)  # 6 m x 6 m
+    states = np.full(spec.shape, FREE, dtype=np.int8)
+    centre, size, front = np.array([3.0, 3.0, 0.9]), np.array([0.8, 0.75, 1.8]), (0.0, 1.0)
+    states[53:68, 52:68] = OCCUPIED  # the fridge: x = 2.6..3.4, y = 2.65..3.4
+    params = PlannerParams(robot_radius=0.25)
+    free = traversable(states, spec, params)
+    fields = [(free, DistanceField(free, spec, (0.5, 5.5), params))]
+    args = (centre, size, states, fields, spec, ViewpointParams(), (0.1, 1.5), 1.0)
+    goal = approach_goal(*args, front=front)
+    assert goal is not None and facing_square(goal, centre, size, front) and abs(goal[0] - 3.0) <= 0.4
+    diagonal = (2.2, 3.9)  # ahead of the front, off its left edge
+    assert in_front(diagonal, centre, size, front) and not facing_square(diagonal, centre, size, front)

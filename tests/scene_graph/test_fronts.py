@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from sg_search.scene_graph.fronts import handle_pose, opening_front
+from sg_search.scene_graph.fronts import RefusedFronts, handle_pose, opening_front
 from sg_search.scene_graph.model import Affordance, Box3D, Layer, SceneNode
 
 KITCHEN = SceneNode("room_1", Layer.ROOM, "room", "kitchen", bbox=Box3D((3.0, 2.0, 1.25), (6.0, 4.0, 2.5)))
@@ -41,3 +41,18 @@ def test_no_front_without_a_room_box_or_for_what_does_not_open() -> None:
     assert opening_front(container(3.0, 0.35), SceneNode("room_2", Layer.ROOM, "room")) is None
     assert opening_front(container(3.0, 0.35, Affordance.RECEPTACLE), KITCHEN) is None
     assert handle_pose(container(3.0, 0.35), None) is None
+
+
+def test_a_refused_side_gives_way_to_the_next_nearest_edge_until_none_is_left() -> None:
+    """A fridge at (2, 0.35) of a 6 m x 4 m kitchen: its back is estimated at the nearest edge
+    (y = 0), so it opens towards +y. Refused from there, the next estimate turns away from the
+    next nearest edge (x = 0, 1.6 m off), and so on; the refusals are the fridge's only."""
+    fridge, refused = container(2.0, 0.35), RefusedFronts()
+    assert refused.refuse(fridge, KITCHEN) and refused.of("obj_1") == ((0.0, 1.0),)
+    assert opening_front(fridge, KITCHEN, refused.of("obj_1")) == (1.0, 0.0)
+    pose = handle_pose(fridge, KITCHEN, refused.of("obj_1"))
+    assert pose is not None and pose[0] == pytest.approx((2.4, 0.35, 0.9)) and pose[1] == pytest.approx(0.0)
+    assert refused.refuse(fridge, KITCHEN) and refused.refuse(fridge, KITCHEN)
+    assert not refused.refuse(fridge, KITCHEN)  # the fourth side was the last
+    assert opening_front(fridge, KITCHEN, refused.of("obj_1")) is None
+    assert refused.of("obj_2") == () and not refused.refuse(fridge, None)

@@ -81,6 +81,32 @@ def test_a_failed_opening_is_not_retried_and_keeps_the_state() -> None:
     assert skills.calls == ["navigate cab reach", "open cab"] and not skills.states
 
 
+def test_an_open_refused_from_the_wrong_side_is_tried_from_the_next_side_only() -> None:
+    """The skill says another side is left (retryable): approach and open again, up to
+    ``open_sides`` sides; a locked door (not retryable) is not tried again."""
+    wrong = SkillResult(False, message="wrong side", retryable=True, code=ExecutorError.MANIPULATION_FAILED)
+    skills = RecordingSkills(navigation=[SkillResult(True, 2.0), SkillResult(True, 3.0)], manipulation=wrong)
+    report = AffordanceExecutor(skills, open_sides=2).execute(
+        Candidate("cab", SkillAffordance.OPEN), _graph()
+    )
+    assert not report.success and report.code == ExecutorError.MANIPULATION_FAILED
+    assert skills.calls == ["navigate cab reach", "open cab"] * 2 and report.path_length == 5.0
+    assert not skills.states
+
+    class SecondSideOpens(RecordingSkills):
+        def open(self, node: SceneNode) -> SkillResult:
+            super().open(node)
+            return wrong if self.calls.count(f"open {node.id}") == 1 else SkillResult(True, message="opened")
+
+    skills = SecondSideOpens(navigation=[SkillResult(True, 2.0), SkillResult(True, 3.0)])
+    report = AffordanceExecutor(skills, open_sides=3).execute(
+        Candidate("cab", SkillAffordance.OPEN), _graph()
+    )
+    assert report.success and report.path_length == 5.0
+    assert skills.calls == ["navigate cab reach", "open cab"] * 2 + ["look cab"]
+    assert skills.states == {"cab": NodeState.OPEN}
+
+
 def test_an_unavailable_skill_server_keeps_its_code() -> None:
     down = SkillResult(False, message="planner is not running", code=ExecutorError.UNAVAILABLE)
     skills = RecordingSkills(navigation=[down])

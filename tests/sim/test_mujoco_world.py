@@ -22,7 +22,7 @@ from sg_search.sim.mujoco.scene import (
     nearest_free,
     success_reachable,
 )
-from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld
+from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld, WrongSideError
 
 FRIDGE = "kitchen_0/fridge_0"
 
@@ -293,13 +293,32 @@ def test_a_door_opens_only_from_in_front_of_it(world: SimWorld) -> None:
     world.set_open(FRIDGE, False)
     for x, y in (behind, beside):
         world.set_pose(x, y, 0.0)
-        with pytest.raises(SimError, match="not in front of it"):
+        with pytest.raises(WrongSideError, match="not in front of it"):
             world.set_open(FRIDGE, True)
         assert not world.is_open(FRIDGE)
     world.set_pose(*ahead, 0.0)
     world.set_open(FRIDGE, True)
     assert world.is_open(FRIDGE)
     world.set_open(FRIDGE, False)
+
+
+def test_an_open_door_hides_the_shelves_from_beside_it_not_from_within_the_front(world: SimWorld) -> None:
+    """Why a container is opened from within the width of its front
+    (:func:`~sg_search.planning.viewpoints.facing_square`): 0.45 m ahead of the fridge, the
+    carton inside shows from the middle of the front, and not from 0.25 m past its edge on the
+    hinge side, where the opened door stands between the camera and the shelves."""
+    item = next(f for f in world.layout.furniture if f.furniture_id == FRIDGE)
+    assert world.spec.fronts[FRIDGE] == (0.0, 1.0)  # the edge at x = 3.4 is the hinge side
+    cx, cy, cz = item.center
+    seen = {}
+    for name, x in (("middle", cx), ("beside the hinge", cx + item.size[0] / 2 + 0.25)):
+        y = cy + item.size[1] / 2 + 0.45
+        world.set_pose(x, y, math.atan2(cy - y, cx - x), tilt=0.25, lift=0.0)
+        world.set_open(FRIDGE, True)
+        world.aim_head((cx, cy, cz), 0.4, 0.79)
+        seen[name] = world.visible_pixels("target")
+        world.set_open(FRIDGE, False)
+    assert seen["middle"] > 20 and seen["beside the hinge"] == 0, seen
 
 
 def test_an_episode_whose_success_region_is_out_of_reach_is_refused_and_the_rest_keep_their_order() -> None:

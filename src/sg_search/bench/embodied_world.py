@@ -43,7 +43,7 @@ from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
-from sg_search.scene_graph.fronts import opening_front
+from sg_search.scene_graph.fronts import RefusedFronts, opening_front
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
@@ -53,7 +53,7 @@ from sg_search.search.verification import follow_candidate
 from sg_search.sim.episodes import Episode
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.sim.mujoco.scene import episode_world
-from sg_search.sim.mujoco.world import Frame, SimError
+from sg_search.sim.mujoco.world import Frame, SimError, WrongSideError
 
 TARGET = "target"  # the simulator's id of the episode's target object
 
@@ -154,7 +154,8 @@ class EmbodiedEpisode:
             self.scene_graph, c.graph.builder(), load_related_pairs(c.graph.related_categories_file or None)
         )
         self.knowledge = knowledge or KnowledgeModel.load_default()
-        self.executor = AffordanceExecutor(self, c.executor.navigation_retries)
+        self.executor = AffordanceExecutor(self, c.executor.navigation_retries, c.executor.open_sides)
+        self.refused_fronts = RefusedFronts()  # sides containers would not open from
         self.rooms = knowledge_map_rooms(self.knowledge)
         self.frames = 0
         self.recent_rgb: OrderedDict[int, np.ndarray] = OrderedDict()  # frame id -> RGB, for VLMs
@@ -343,7 +344,7 @@ class EmbodiedEpisode:
             self.robot.navigator.fields(self.world.pose[:2]), self.robot.spec,
             c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
             c.reach_m if within_reach else None, failed,
-            opening_front(node, self.scene_graph.get(node.room_id)),
+            opening_front(node, self.scene_graph.get(node.room_id), self.refused_fronts.of(node.id)),
         )  # fmt: skip
 
     def face(self, node: SceneNode) -> None:
@@ -386,7 +387,14 @@ class EmbodiedEpisode:
         try:
             self.world.set_open(handle, open_, self.config.sim.reach_m)
         except SimError as exc:
-            return SkillResult(False, message=f"{node.id}: {exc}", code=ExecutorError.MANIPULATION_FAILED)
+            wrong_side = open_ and isinstance(exc, WrongSideError)
+            other_side = wrong_side and self.refused_fronts.refuse(node, self.scene_graph.get(node.room_id))
+            return SkillResult(
+                False,
+                message=f"{node.id}: {exc}",
+                retryable=other_side,
+                code=ExecutorError.MANIPULATION_FAILED,
+            )
         if open_:
             self.opened.add(handle)
         return SkillResult(True, message=f"{'opened' if open_ else 'closed'} {node.id}")

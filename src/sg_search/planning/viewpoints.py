@@ -170,18 +170,27 @@ def reach_points(
     return [(float(x), float(y)) for x, y in xy[ok][order]]
 
 
-def opening_side(centre: Coords, size: Coords, room_min: Coords, room_max: Coords) -> tuple[float, float]:
+def opening_side(
+    centre: Coords,
+    size: Coords,
+    room_min: Coords,
+    room_max: Coords,
+    refused: Sequence[tuple[float, float]] = (),
+) -> tuple[float, float] | None:
     """Unit vector (x, y) of the side a container opens towards, from its box (centre, full
     size [m], ``map``) and its room's extent (lower and upper corner [m]): away from the room's
     nearest edge, as furniture stands with its back to a wall. A box past the room's extent on
-    a side (a kitchen run the free space ends at) has its back there."""
+    a side (a kitchen run the free space ends at) has its back there. Sides in ``refused``
+    (it would not open from there) are passed over for the next nearest edge; None when every
+    side is refused."""
     gaps = {
         AXES[0]: centre[0] - size[0] / 2 - room_min[0],
         AXES[1]: room_max[0] - (centre[0] + size[0] / 2),
         AXES[2]: centre[1] - size[1] / 2 - room_min[1],
         AXES[3]: room_max[1] - (centre[1] + size[1] / 2),
     }
-    return min(AXES, key=lambda axis: gaps[axis])
+    left = [axis for axis in AXES if axis not in refused]
+    return min(left, key=lambda axis: gaps[axis]) if left else None
 
 
 def in_front(goal: Coords, centre: Coords, size: Coords, front: Coords) -> bool:
@@ -189,6 +198,15 @@ def in_front(goal: Coords, centre: Coords, size: Coords, front: Coords) -> bool:
     ``front`` (the half-plane beyond that face)."""
     half_depth = abs(front[0]) * size[0] / 2 + abs(front[1]) * size[1] / 2
     return bool((goal[0] - centre[0]) * front[0] + (goal[1] - centre[1]) * front[1] > half_depth)
+
+
+def facing_square(goal: Coords, centre: Coords, size: Coords, front: Coords) -> bool:
+    """True if ``goal`` (x, y) [m] lies in front of the box's face towards ``front`` and
+    within the face's width: an opened hinged door does not stand between it and the inside,
+    as it does for a goal off to the side of the face."""
+    half_width = abs(front[1]) * size[0] / 2 + abs(front[0]) * size[1] / 2
+    lateral = abs((goal[0] - centre[0]) * front[1] - (goal[1] - centre[1]) * front[0])
+    return in_front(goal, centre, size, front) and lateral <= half_width
 
 
 def approach_goal(
@@ -209,8 +227,9 @@ def approach_goal(
     the base, safest first) that has one; within reach, also the reachable cells nearest the
     centre, for an object no circle reaches. Goals within ``FAILED_SPACING_M`` of ``failed``
     ones are left out. With ``front`` (:func:`opening_side` of a container), goals in front of
-    that face come first, at any clearance: a door is opened and looked through from there
-    (the side is an estimate; where none in front is reachable, the others are tried). None
+    that face come first, at any clearance, those within its width before those off to a
+    side: a door is opened and looked through from there (the side is an estimate; where none
+    in front is reachable, the others are tried). None
     when there is none. The in-process world and the frontier planner node both choose with
     this."""
     candidates = []
@@ -226,6 +245,7 @@ def approach_goal(
             continue
         ahead = [g for g in goals if in_front(g, centre, size, front)]
         if ahead:
-            return ahead[0]
+            square = [g for g in ahead if facing_square(g, centre, size, front)]
+            return (square or ahead)[0]
         candidates += goals
     return candidates[0] if candidates else None

@@ -45,7 +45,7 @@ from sg_search.ros.perceived_frames import PerceivedFrames
 from sg_search.ros.tf import create_transform_source
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
-from sg_search.scene_graph.fronts import handle_pose
+from sg_search.scene_graph.fronts import RefusedFronts, handle_pose
 from sg_search.search.config import ExecutorNodeConfig
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 
@@ -80,7 +80,8 @@ class AffordanceExecutorNode(Node):
         self._handle: ServerGoalHandle | None = None
         self._graph: SceneGraph | None = None  # the graph of the goal being executed
         self._deadline = math.inf  # monotonic [s] at which the running goal's timeout_s runs out
-        self._policy = AffordanceExecutor(self, c.navigation_retries)
+        self._policy = AffordanceExecutor(self, c.navigation_retries, c.open_sides)
+        self._refused = RefusedFronts()  # sides containers would not open from, for the planner's approach
         ActionServer(
             self,
             ExecuteAffordance,
@@ -156,6 +157,7 @@ class AffordanceExecutorNode(Node):
             goal.pose.pose.orientation.w = 1.0
         else:
             goal.node_id, goal.within_reach = node.id, purpose == "reach"
+            goal.refused_fronts = [float(v) for front in self._refused.of(node.id) for v in front]
         try:
             response = self._run_action(
                 self._navigate,
@@ -226,8 +228,7 @@ class AffordanceExecutorNode(Node):
                 )
             goal = OpenContainer.Goal(node_id=node.id, category=node.category)
             goal.handle.header.frame_id = self.config.map_frame
-            room = self._graph.get(node.room_id) if self._graph is not None else None
-            handle = handle_pose(node, room)
+            handle = handle_pose(node, self._room_of(node), self._refused.of(node.id))
             if handle is None:
                 return SkillResult(
                     False,
@@ -250,9 +251,11 @@ class AffordanceExecutorNode(Node):
             else:  # "no error" in the result of a goal that did not succeed: the driver failed
                 why = goal_failure(response, "HSR driver")
             if why:
-                return SkillResult(
-                    False, message=f"open {node.id}: {why}", code=ExecutorError.MANIPULATION_FAILED
+                # the handle was not where the estimated front put it: that side is not the front
+                grasp = (
+                    response is not None and response.result.error_code == OpenContainer.Result.GRASP_FAILED
                 )
+                return self._refused_open(node, f"open {node.id}: {why}", grasp)
             return SkillResult(True, message=f"opened {node.id}")
         client = self._open if open_ else self._close
         if not client.wait_for_service(timeout_sec=self.config.server_wait_s):
@@ -261,8 +264,22 @@ class AffordanceExecutorNode(Node):
         response = wait_future(client.call_async(request), self.config.service_timeout_s)
         if response is None:
             return SkillResult(False, message=f"{verb} {node.id}: no answer", code=ExecutorError.TIMEOUT)
-        code = ExecutorError.NONE if response.success else ExecutorError.MANIPULATION_FAILED
-        return SkillResult(response.success, message=response.message, code=code)
+        if not response.success:
+            return self._refused_open(
+                node, response.message, open_ and response.error_code == SetContainer.Response.WRONG_SIDE
+            )
+        return SkillResult(True, message=response.message)
+
+    def _room_of(self, node: SceneNode) -> SceneNode | None:
+        return self._graph.get(node.room_id) if self._graph is not None else None
+
+    def _refused_open(self, node: SceneNode, message: str, wrong_side: bool) -> SkillResult:
+        """A failed open or close; from the wrong side, that side is ruled out and the result is
+        retryable while another is left (the executor approaches it next)."""
+        other_side = wrong_side and self._refused.refuse(node, self._room_of(node))
+        return SkillResult(
+            False, message=message, retryable=other_side, code=ExecutorError.MANIPULATION_FAILED
+        )
 
     def look(self, node: SceneNode) -> SkillResult:
         """Point the camera at the node (head or base), then wait for perception to see it

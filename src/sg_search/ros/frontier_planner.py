@@ -253,9 +253,17 @@ class FrontierPlanner(Node):
         for frontier in self.frontiers:
             if frontier.frontier_id == goal.node_id:
                 return frontier.goal
-        return self._viewpoint_of(goal.node_id, goal.within_reach)
+        refused = list(goal.refused_fronts)
+        if len(refused) % 2:
+            raise GoalError(
+                NavigateTo.Result.INVALID_GOAL, f"refused_fronts has an odd length ({len(refused)})"
+            )
+        fronts = [(refused[i], refused[i + 1]) for i in range(0, len(refused), 2)]
+        return self._viewpoint_of(goal.node_id, goal.within_reach, fronts)
 
-    def _viewpoint_of(self, node_id: str, within_reach: bool) -> tuple[float, float]:
+    def _viewpoint_of(
+        self, node_id: str, within_reach: bool, refused: list[tuple[float, float]]
+    ) -> tuple[float, float]:
         """The node's viewpoint (:func:`~sg_search.planning.viewpoints.approach_goal`, as the
         in-process world chooses it) from the base's pose."""
         if not self._graph_client.wait_for_service(timeout_sec=2.0):
@@ -273,7 +281,8 @@ class FrontierPlanner(Node):
             raise GoalError(NavigateTo.Result.UNKNOWN_NODE, f"unknown node {node_id!r}")
         room = nodes.get(node.room_id)
         try:
-            front = opening_front(node_from_msg(node), node_from_msg(room) if room is not None else None)
+            room_node = node_from_msg(room) if room is not None else None
+            front = opening_front(node_from_msg(node), room_node, refused)
         except ValueError as exc:
             raise GoalError(NavigateTo.Result.UNKNOWN, f"the scene graph sent a bad node: {exc}") from None
         size = np.array([node.bbox.size.x, node.bbox.size.y, node.bbox.size.z])

@@ -44,7 +44,7 @@ from sg_search.sim.layout import HouseLayout
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.sim.mujoco.mjcf import SmallObject
 from sg_search.sim.mujoco.scene import layout_for, start_point
-from sg_search.sim.mujoco.world import Frame, SimError, SimWorld
+from sg_search.sim.mujoco.world import Frame, SimError, SimWorld, WrongSideError
 
 
 class SimBridge(Node):
@@ -170,6 +170,10 @@ class SimBridge(Node):
                 self.world.set_open(node_id, open_, self.config.reach_m)
             except SimError as exc:
                 response.success, response.message = False, str(exc)
+                wrong_side = isinstance(exc, WrongSideError)
+                response.error_code = (
+                    SetContainer.Response.WRONG_SIDE if wrong_side else SetContainer.Response.REFUSED
+                )
                 return response
         response.success, response.message = True, f"{node_id} {'opened' if open_ else 'closed'}"
         return response

@@ -9,8 +9,9 @@ approaches within reach, opens, marks the container OPEN and looks inside; INSPE
 approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE closes from
 where the base stands (where it opened it), approaching first only if that is refused, and
 marks it EXPLORED (the search closes only what it opened and looked into: it is not opened
-again). Navigation is retried once when the skill says a
-retry is safe (a re-plan, not a manipulation); manipulation is never retried blindly.
+again). Navigation is retried ``navigation_retries`` times when the skill says a retry is safe
+(a re-plan); an open is tried again only where the skill says another side of the container is
+left (its estimated front was refused), from that side, ``open_sides`` sides in all.
 
 The skills themselves are injected: the in-process simulator world's
 (:mod:`sg_search.bench.embodied_world`) or the ROS node's (planner action, simulator services
@@ -82,9 +83,10 @@ class Skills(Protocol):
 class AffordanceExecutor:
     """Runs one candidate's affordance through :class:`Skills` (module docstring)."""
 
-    def __init__(self, skills: Skills, navigation_retries: int = 0) -> None:
+    def __init__(self, skills: Skills, navigation_retries: int = 0, open_sides: int = 1) -> None:
         self.skills = skills
         self.navigation_retries = navigation_retries
+        self.open_sides = open_sides
 
     def execute(self, candidate: Candidate, graph: SceneGraph) -> ExecutionReport:
         """Do ``candidate.affordance`` on its node; the report says what failed."""
@@ -112,12 +114,18 @@ class AffordanceExecutor:
             if done.success or done.code == ExecutorError.NOT_AFFORDED:
                 return self._manipulated(node, SkillResult(True), done, NodeState.EXPLORED)
         if affordance in (SkillAffordance.OPEN, SkillAffordance.CLOSE):
-            reach = self._navigate(node, "reach")
-            if not reach.success:
-                return _report(reach, ExecutorError.NAVIGATION_FAILED)
             opening = affordance == SkillAffordance.OPEN
-            done = self.skills.open(node) if opening else self.skills.close(node)
-            return self._manipulated(node, reach, done, NodeState.OPEN if opening else NodeState.EXPLORED)
+            travelled = 0.0
+            for _ in range(self.open_sides if opening else 1):  # a refused side: the next one
+                reach = self._navigate(node, "reach")
+                travelled += reach.path_length
+                if not reach.success:
+                    return _report(reach, ExecutorError.NAVIGATION_FAILED, travelled - reach.path_length)
+                done = self.skills.open(node) if opening else self.skills.close(node)
+                if done.success or not done.retryable:
+                    break
+            state = NodeState.OPEN if opening else NodeState.EXPLORED
+            return self._manipulated(node, SkillResult(True, travelled), done, state)
         if affordance == SkillAffordance.INSPECT:
             view = self._navigate(node, "view")
             if not view.success:

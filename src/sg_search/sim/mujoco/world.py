@@ -33,6 +33,11 @@ class SimError(ValueError):
     """A request the simulator refuses (the message says why); the state is unchanged."""
 
 
+class WrongSideError(SimError):
+    """An open or close refused because the base does not stand in front of the face the
+    container opens towards."""
+
+
 @dataclass(frozen=True)
 class CameraConfig:
     """Agent camera: size [px], vertical field of view [deg], height above the floor [m],
@@ -269,7 +274,7 @@ class SimWorld:
         front = self.spec.fronts[node_id]
         if not in_front(self.pose[:2], item.center, item.size, front):
             towards = f"({front[0]:+.0f}, {front[1]:+.0f})"
-            raise SimError(f"{node_id!r} opens towards {towards}; the base is not in front of it")
+            raise WrongSideError(f"{node_id!r} opens towards {towards}; the base is not in front of it")
         was_open = self.is_open(node_id)
         self.data.qpos[self.model.joint(joint).qposadr[0]] = self.spec.open_value[node_id] if open_ else 0.0
         self._mj.mj_forward(self.model, self.data)

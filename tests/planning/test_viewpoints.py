@@ -85,7 +85,7 @@ def test_a_container_is_approached_from_the_side_it_opens_towards() -> None:
     room's nearest edge) the goal lies in front of its door, through the doorway."""
     from sg_search.mapping.occupancy import FREE, OCCUPIED
     from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
-    from sg_search.planning.viewpoints import approach_goal, in_front, opening_side
+    from sg_search.planning.viewpoints import Face, approach_goal, in_front, opening_side
 
     spec = GridSpec(0.05, 120, 120, 0.0, 0.0)  # 6 m x 6 m
     states = np.full(spec.shape, FREE, dtype=np.int8)
@@ -94,18 +94,19 @@ def test_a_container_is_approached_from_the_side_it_opens_towards() -> None:
     states[61:75, 32:48] = OCCUPIED  # the fridge seen from its room: y = 3.05..3.75, x = 1.6..2.4
     front = opening_side(centre, size, room_min=(0.0, 3.0), room_max=(6.0, 6.0))
     assert front == (0.0, 1.0)
+    face = Face((0.0, 1.0), centre, size)
     params = PlannerParams(robot_radius=0.25)
     free = traversable(states, spec, params)
     fields = [(free, DistanceField(free, spec, (2.0, 1.5), params))]
     args = (centre, size, states, fields, spec, ViewpointParams(radii=(0.6, 0.7, 0.8)), (0.1, 1.5), 0.9)
     anywhere = approach_goal(*args)
     assert anywhere is not None and anywhere[1] < 3.0  # behind the wall: nearer, and within reach
-    goal = approach_goal(*args, front=front)
+    goal = approach_goal(*args, face=face)
     assert goal is not None and in_front(goal, centre, size, front) and goal[1] > 3.775
     states[59, 100:] = OCCUPIED  # the doorway shut: the front cannot be reached, the rest is tried
     free = traversable(states, spec, params)
     shut = (centre, size, states, [(free, DistanceField(free, spec, (2.0, 1.5), params))], *args[4:])
-    assert approach_goal(*shut, front=front) == anywhere
+    assert approach_goal(*shut, face=face) == anywhere
 
 
 def test_a_container_is_opened_from_within_the_width_of_its_front_not_off_to_a_side() -> None:
@@ -114,7 +115,7 @@ def test_a_container_is_opened_from_within_the_width_of_its_front_not_off_to_a_s
     stands between the camera and the shelves; the goal chosen lies within the face's width."""
     from sg_search.mapping.occupancy import FREE, OCCUPIED
     from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
-    from sg_search.planning.viewpoints import approach_goal, facing_square, in_front
+    from sg_search.planning.viewpoints import Face, approach_goal, facing_square, in_front
 
     spec = GridSpec(0.05, 120, 120, 0.0, 0.0)  # 6 m x 6 m
     states = np.full(spec.shape, FREE, dtype=np.int8)
@@ -124,7 +125,7 @@ def test_a_container_is_opened_from_within_the_width_of_its_front_not_off_to_a_s
     free = traversable(states, spec, params)
     fields = [(free, DistanceField(free, spec, (0.5, 5.5), params))]
     args = (centre, size, states, fields, spec, ViewpointParams(), (0.1, 1.5), 1.0)
-    goal = approach_goal(*args, front=front)
+    goal = approach_goal(*args, face=Face(front, centre, size))
     assert goal is not None and facing_square(goal, centre, size, front) and abs(goal[0] - 3.0) <= 0.4
     diagonal = (2.2, 3.9)  # ahead of the front, off its left edge
     assert in_front(diagonal, centre, size, front) and not facing_square(diagonal, centre, size, front)

@@ -43,8 +43,9 @@ from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
-from sg_search.scene_graph.fronts import RefusedFronts, opening_front
+from sg_search.scene_graph.fronts import RefusedFronts, approach_face, front_owner
 from sg_search.scene_graph.groups import load_related_pairs
+from sg_search.scene_graph.observations import holding_relation
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 from sg_search.search.loop import SearchOutcome
@@ -344,7 +345,10 @@ class EmbodiedEpisode:
             self.robot.navigator.fields(self.world.pose[:2]), self.robot.spec,
             c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
             c.reach_m if within_reach else None, failed,
-            opening_front(node, self.scene_graph.get(node.room_id), self.refused_fronts.of(node.id)),
+            approach_face(
+                node, self.scene_graph.get, holding_relation(self.scene_graph, node) == "inside",
+                self.refused_fronts.of(front_owner(node)),
+            ),
         )  # fmt: skip
 
     def face(self, node: SceneNode) -> None:

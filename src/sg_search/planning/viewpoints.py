@@ -44,6 +44,16 @@ class ViewpointParams:
 
 
 @dataclass(frozen=True)
+class Face:
+    """The face of a container's box (``centre``, full ``size`` [m], ``map``) it opens
+    towards: ``direction``, a unit vector (x, y)."""
+
+    direction: tuple[float, float]
+    centre: Coords
+    size: Coords
+
+
+@dataclass(frozen=True)
 class Viewpoint:
     """A scored viewpoint: position [m], yaw facing the target [rad], score in [0, 1], path [m]."""
 
@@ -219,19 +229,19 @@ def approach_goal(
     obstacle_heights: tuple[float, float],
     reach_m: float | None = None,
     failed: Sequence[tuple[float, float]] = (),
-    front: tuple[float, float] | None = None,
+    face: Face | None = None,
 ) -> tuple[float, float] | None:
     """Where the base should go to see a node's box (centre, size [m], ``map``), or to be
     within ``reach_m`` [m] of its centre to manipulate it: the best viewpoint (``params``'
     circles) at the safest clearance of ``fields`` (traversable cells and distance field from
     the base, safest first) that has one; within reach, also the reachable cells nearest the
     centre, for an object no circle reaches. Goals within ``FAILED_SPACING_M`` of ``failed``
-    ones are left out. With ``front`` (:func:`opening_side` of a container), goals in front of
-    that face come first, at any clearance, those within its width before those off to a
-    side: a door is opened and looked through from there (the side is an estimate; where none
-    in front is reachable, the others are tried). None
-    when there is none. The in-process world and the frontier planner node both choose with
-    this."""
+    ones are left out. With ``face`` (of the container itself, or of the open one the object
+    lies in; its direction from :func:`opening_side`), goals in front of that face come first,
+    at any clearance, those within its width before those off to a side: a door is opened and
+    looked through from there (the side is an estimate; where none in front is reachable, the
+    others are tried). None when there is none. The in-process world and the frontier planner
+    node both choose with this."""
     candidates = []
     for free, field in fields:
         views = box_viewpoints(centre, size, states, free, spec, params, field.distance, obstacle_heights)
@@ -239,13 +249,13 @@ def approach_goal(
         if reach_m is not None:
             goals += reach_points((float(centre[0]), float(centre[1])), free, spec, field.distance, reach_m)
         goals = [g for g in goals if all(math.dist(g, f) > FAILED_SPACING_M for f in failed)]
-        if front is None:
+        if face is None:
             if goals:
                 return goals[0]
             continue
-        ahead = [g for g in goals if in_front(g, centre, size, front)]
+        ahead = [g for g in goals if in_front(g, face.centre, face.size, face.direction)]
         if ahead:
-            square = [g for g in ahead if facing_square(g, centre, size, front)]
+            square = [g for g in ahead if facing_square(g, face.centre, face.size, face.direction)]
             return (square or ahead)[0]
         candidates += goals
     return candidates[0] if candidates else None

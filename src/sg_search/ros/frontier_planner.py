@@ -49,7 +49,8 @@ from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.ros.twist_base import TwistBase
-from sg_search.scene_graph.fronts import opening_front
+from sg_search.scene_graph import SceneNode
+from sg_search.scene_graph.fronts import approach_face
 
 
 class GoalError(ValueError):
@@ -279,10 +280,16 @@ class FrontierPlanner(Node):
         node = nodes.get(node_id)
         if node is None:
             raise GoalError(NavigateTo.Result.UNKNOWN_NODE, f"unknown node {node_id!r}")
-        room = nodes.get(node.room_id)
+
+        def lookup(other: str) -> SceneNode | None:
+            return node_from_msg(nodes[other]) if other in nodes else None
+
+        inside = any(
+            e.source == node.id and e.target == node.parent_id and e.relation == "inside"
+            for e in response.update.edges
+        )
         try:
-            room_node = node_from_msg(room) if room is not None else None
-            front = opening_front(node_from_msg(node), room_node, refused)
+            face = approach_face(node_from_msg(node), lookup, inside, refused)
         except ValueError as exc:
             raise GoalError(NavigateTo.Result.UNKNOWN, f"the scene graph sent a bad node: {exc}") from None
         size = np.array([node.bbox.size.x, node.bbox.size.y, node.bbox.size.z])
@@ -295,7 +302,7 @@ class FrontierPlanner(Node):
         goal = approach_goal(
             centre, size, self._states(), self.navigator.fields(pose[:2]), self.spec,
             c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
-            c.reach_m if within_reach else None, (), front,
+            c.reach_m if within_reach else None, (), face,
         )  # fmt: skip
         if goal is None:
             raise GoalError(NavigateTo.Result.NO_VALID_PATH, f"no reachable viewpoint around {node_id!r}")

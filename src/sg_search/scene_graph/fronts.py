@@ -7,9 +7,9 @@ not open from, and the next estimate passes over them. Frame ``map``."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from sg_search.planning.viewpoints import opening_side
+from sg_search.planning.viewpoints import Face, opening_side
 from sg_search.scene_graph.model import Affordance, SceneNode
 
 Front = tuple[float, float]  # unit vector (x, y) in ``map``
@@ -22,6 +22,29 @@ def opening_front(node: SceneNode, room: SceneNode | None, refused: Sequence[Fro
     if not node.affordances & Affordance.OPENABLE or node.bbox is None or room is None or room.bbox is None:
         return None
     return opening_side(node.bbox.center, node.bbox.size, room.bbox.minimum, room.bbox.maximum, refused)
+
+
+def approach_face(
+    node: SceneNode,
+    lookup: Callable[[str], SceneNode | None],
+    inside: bool,
+    refused: Sequence[Front] = (),
+) -> Face | None:
+    """The face to approach ``node`` from: its own front if it opens, else (``inside``: it lies
+    in its parent) the front of the container it lies in, so that the base stands where the
+    opened door does not hide it; None without either. ``lookup`` finds nodes by id (the room,
+    the parent); ``refused``: the sides that container was refused from."""
+    holder = node if node.affordances & Affordance.OPENABLE else lookup(node.parent_id) if inside else None
+    if holder is None or holder.bbox is None:
+        return None
+    direction = opening_front(holder, lookup(holder.room_id), refused)
+    return None if direction is None else Face(direction, holder.bbox.center, holder.bbox.size)
+
+
+def front_owner(node: SceneNode) -> str:
+    """The id whose refused sides an approach of ``node`` needs: its own if it opens, else its
+    parent's (the container it may lie in)."""
+    return node.id if node.affordances & Affordance.OPENABLE else node.parent_id
 
 
 def handle_pose(

@@ -204,6 +204,14 @@ def _relate_to_parent(graph: SceneGraph, node: SceneNode, params: IntegrationPar
         graph.upsert_edge(wanted)
 
 
+def holding_relation(graph: SceneGraph, node: SceneNode) -> str:
+    """ "on" or "inside" its parent container (the edge :func:`_relate_to_parent` keeps), or ""."""
+    for edge in graph.edges_of(node.id):
+        if edge.source == node.id and edge.target == node.parent_id and edge.relation in ("on", "inside"):
+            return edge.relation
+    return ""
+
+
 def same_unit(
     graph: SceneGraph, room_id: str, category: str, point: Vec3, other_than: str
 ) -> list[SceneNode]:

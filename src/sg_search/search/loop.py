@@ -20,7 +20,7 @@ from enum import IntEnum
 from sg_search.perception.categories import query_category
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, SkillAffordance
 from sg_search.scene_graph import SceneGraph, SceneNode
-from sg_search.scene_graph.observations import same_unit
+from sg_search.scene_graph.observations import holding_relation, same_unit
 from sg_search.scene_graph.query import find_nodes
 from sg_search.search.reports import ExecutionReport, VerificationReport
 from sg_search.search.verification import Verifier
@@ -440,7 +440,4 @@ def _visible(
 
 
 def _relation(graph: SceneGraph, node: SceneNode) -> str:
-    for edge in graph.edges_of(node.id):
-        if edge.source == node.id and edge.target == node.parent_id and edge.relation in ("on", "inside"):
-            return edge.relation
-    return "in"
+    return holding_relation(graph, node) or "in"

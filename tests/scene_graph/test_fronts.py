@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from sg_search.scene_graph.fronts import RefusedFronts, approach_face, front_owner, handle_pose, opening_front
+from sg_search.scene_graph.fronts import RefusedFronts, approach_face, handle_pose, opening_front
 from sg_search.scene_graph.model import Affordance, Box3D, Layer, SceneNode
 
 KITCHEN = SceneNode("room_1", Layer.ROOM, "room", "kitchen", bbox=Box3D((3.0, 2.0, 1.25), (6.0, 4.0, 2.5)))
@@ -58,21 +58,24 @@ def test_a_refused_side_gives_way_to_the_next_nearest_edge_until_none_is_left() 
     assert refused.of("obj_2") == () and not refused.refuse(fridge, None)
 
 
-def test_an_object_inside_a_container_is_approached_from_the_container_front() -> None:
-    """The tomato found inside the fridge: the base goes where the opened door does not hide
-    it, in front of the fridge's face (less the sides it was refused from); an object on a
-    surface, or one whose container is unknown, has no face to keep to."""
-    fridge = container(2.0, 0.35)
+def test_an_object_inside_a_container_is_approached_from_the_side_the_base_sees_it_from() -> None:
+    """The tomato found inside the opened fridge: the base goes back to the side of the fridge
+    it stands beyond now (it saw the tomato from there), not to the room box's estimate of the
+    front; a container itself is approached from its estimated front, less the refused sides;
+    an object on a surface, or whose container is unknown, has no face to keep to."""
+    fridge = container(2.0, 0.35)  # x 1.6..2.4, y 0.05..0.65; estimated to open towards +y
     tomato = SceneNode(
         "obj_9", Layer.OBJECT, "object", "tomato", (2.0, 0.3, 0.1),
         Box3D((2.0, 0.3, 0.1), (0.1, 0.1, 0.1)), parent_id="obj_1", room_id="room_1",
     )  # fmt: skip
     nodes = {n.id: n for n in (KITCHEN, fridge, tomato)}
-    face = approach_face(tomato, nodes.get, inside=True)
-    assert face is not None and face.direction == (0.0, 1.0) and face.centre == (2.0, 0.35, 0.9)
-    assert front_owner(tomato) == "obj_1" and front_owner(fridge) == "obj_1"
-    refused = approach_face(tomato, nodes.get, inside=True, refused=((0.0, 1.0),))
+    face = approach_face(tomato, nodes.get, True, (1.0, 0.8))  # beyond the -x face more than the +y one
+    assert face is not None and face.direction == (-1.0, 0.0) and face.centre == (2.0, 0.35, 0.9)
+    above = approach_face(tomato, nodes.get, True, (2.1, 1.5))
+    assert above is not None and above.direction == (0.0, 1.0)
+    own = approach_face(fridge, nodes.get, False, (1.0, 0.8))
+    assert own is not None and own.direction == (0.0, 1.0)
+    refused = approach_face(fridge, nodes.get, False, (1.0, 0.8), refused=((0.0, 1.0),))
     assert refused is not None and refused.direction == (1.0, 0.0)
-    assert approach_face(fridge, nodes.get, inside=False) == face  # the container itself
-    assert approach_face(tomato, nodes.get, inside=False) is None
-    assert approach_face(tomato, {"room_1": KITCHEN}.get, inside=True) is None
+    assert approach_face(tomato, nodes.get, False, (1.0, 0.8)) is None
+    assert approach_face(tomato, {"room_1": KITCHEN}.get, True, (1.0, 0.8)) is None

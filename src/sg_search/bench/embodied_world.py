@@ -43,7 +43,7 @@ from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
-from sg_search.scene_graph.fronts import RefusedFronts, approach_face, front_owner
+from sg_search.scene_graph.fronts import RefusedFronts, approach_face
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.observations import holding_relation
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
@@ -347,7 +347,7 @@ class EmbodiedEpisode:
             c.reach_m if within_reach else None, failed,
             approach_face(
                 node, self.scene_graph.get, holding_relation(self.scene_graph, node) == "inside",
-                self.refused_fronts.of(front_owner(node)),
+                self.world.pose[:2], self.refused_fronts.of(node.id),
             ),
         )  # fmt: skip
 

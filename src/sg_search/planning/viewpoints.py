@@ -203,6 +203,17 @@ def opening_side(
     return min(left, key=lambda axis: gaps[axis]) if left else None
 
 
+def side_towards(centre: Coords, size: Coords, point: Coords) -> tuple[float, float]:
+    """The face of the box (centre, full size [m], ``map``) that ``point`` (x, y) [m] lies
+    farthest beyond, as a unit vector (x, y): the side a base standing there sees it from."""
+
+    def beyond(axis: tuple[float, float]) -> float:
+        half_depth = abs(axis[0]) * size[0] / 2 + abs(axis[1]) * size[1] / 2
+        return (point[0] - centre[0]) * axis[0] + (point[1] - centre[1]) * axis[1] - half_depth
+
+    return max(AXES, key=beyond)
+
+
 def in_front(goal: Coords, centre: Coords, size: Coords, front: Coords) -> bool:
     """True if ``goal`` (x, y) [m] lies ahead of the box's face towards the unit vector
     ``front`` (the half-plane beyond that face)."""

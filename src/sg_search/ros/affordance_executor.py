@@ -45,7 +45,7 @@ from sg_search.ros.perceived_frames import PerceivedFrames
 from sg_search.ros.tf import create_transform_source
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
-from sg_search.scene_graph.fronts import RefusedFronts, front_owner, handle_pose
+from sg_search.scene_graph.fronts import RefusedFronts, handle_pose
 from sg_search.search.config import ExecutorNodeConfig
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 
@@ -157,7 +157,7 @@ class AffordanceExecutorNode(Node):
             goal.pose.pose.orientation.w = 1.0
         else:
             goal.node_id, goal.within_reach = node.id, purpose == "reach"
-            goal.refused_fronts = [float(v) for front in self._refused.of(front_owner(node)) for v in front]
+            goal.refused_fronts = [float(v) for front in self._refused.of(node.id) for v in front]
         try:
             response = self._run_action(
                 self._navigate,

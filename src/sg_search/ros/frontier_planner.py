@@ -288,16 +288,16 @@ class FrontierPlanner(Node):
             e.source == node.id and e.target == node.parent_id and e.relation == "inside"
             for e in response.update.edges
         )
+        pose = self.base.pose()
+        if pose is None:
+            raise GoalError(NavigateTo.Result.UNKNOWN, "the base's pose is not known (no transform)")
         try:
-            face = approach_face(node_from_msg(node), lookup, inside, refused)
+            face = approach_face(node_from_msg(node), lookup, inside, pose[:2], refused)
         except ValueError as exc:
             raise GoalError(NavigateTo.Result.UNKNOWN, f"the scene graph sent a bad node: {exc}") from None
         size = np.array([node.bbox.size.x, node.bbox.size.y, node.bbox.size.z])
         middle = node.bbox.center if size.any() else node.position  # no box: its points' centroid
         centre = np.array([middle.x, middle.y, middle.z])
-        pose = self.base.pose()
-        if pose is None:
-            raise GoalError(NavigateTo.Result.UNKNOWN, "the base's pose is not known (no transform)")
         c = self.config
         goal = approach_goal(
             centre, size, self._states(), self.navigator.fields(pose[:2]), self.spec,

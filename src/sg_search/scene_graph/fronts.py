@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from sg_search.planning.viewpoints import Face, opening_side
+from sg_search.planning.viewpoints import Face, opening_side, side_towards
 from sg_search.scene_graph.model import Affordance, SceneNode
 
 Front = tuple[float, float]  # unit vector (x, y) in ``map``
@@ -28,23 +28,26 @@ def approach_face(
     node: SceneNode,
     lookup: Callable[[str], SceneNode | None],
     inside: bool,
+    base_xy: tuple[float, float],
     refused: Sequence[Front] = (),
 ) -> Face | None:
-    """The face to approach ``node`` from: its own front if it opens, else (``inside``: it lies
-    in its parent) the front of the container it lies in, so that the base stands where the
-    opened door does not hide it; None without either. ``lookup`` finds nodes by id (the room,
-    the parent); ``refused``: the sides that container was refused from."""
-    holder = node if node.affordances & Affordance.OPENABLE else lookup(node.parent_id) if inside else None
+    """The face to approach ``node`` from: a container's estimated front (less the ``refused``
+    sides); for an object ``inside`` its parent container, the side of that container the base
+    at ``base_xy`` [m] stands beyond, where it was seen from into the opened container (the
+    estimate may be wrong there: a door opened from a corner); None otherwise. ``lookup``
+    finds nodes by id (the room, the parent)."""
+    if node.affordances & Affordance.OPENABLE:
+        direction = opening_front(node, lookup(node.room_id), refused)
+        return (
+            None
+            if direction is None or node.bbox is None
+            else Face(direction, node.bbox.center, node.bbox.size)
+        )
+    holder = lookup(node.parent_id) if inside else None
     if holder is None or holder.bbox is None:
         return None
-    direction = opening_front(holder, lookup(holder.room_id), refused)
-    return None if direction is None else Face(direction, holder.bbox.center, holder.bbox.size)
-
-
-def front_owner(node: SceneNode) -> str:
-    """The id whose refused sides an approach of ``node`` needs: its own if it opens, else its
-    parent's (the container it may lie in)."""
-    return node.id if node.affordances & Affordance.OPENABLE else node.parent_id
+    box = holder.bbox
+    return Face(side_towards(box.center, box.size, base_xy), box.center, box.size)
 
 
 def handle_pose(

@@ -85,16 +85,16 @@ def test_a_container_is_approached_from_the_side_it_opens_towards() -> None:
     room's nearest edge) the goal lies in front of its door, through the doorway."""
     from sg_search.mapping.occupancy import FREE, OCCUPIED
     from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
-    from sg_search.planning.viewpoints import Face, approach_goal, in_front, opening_side
+    from sg_search.planning.viewpoints import Face, approach_goal, in_front, opening_sides
 
     spec = GridSpec(0.05, 120, 120, 0.0, 0.0)  # 6 m x 6 m
     states = np.full(spec.shape, FREE, dtype=np.int8)
     states[59, :100] = OCCUPIED  # the wall at y = 2.95..3.0, a doorway at x = 5..6 m
     centre, size = np.array([2.0, 3.4, 0.9]), np.array([0.8, 0.75, 1.8])
     states[61:75, 32:48] = OCCUPIED  # the fridge seen from its room: y = 3.05..3.75, x = 1.6..2.4
-    front = opening_side(centre, size, room_min=(0.0, 3.0), room_max=(6.0, 6.0))
-    assert front == (0.0, 1.0)
-    face = Face((0.0, 1.0), centre, size)
+    sides = opening_sides(centre, size, room_min=(0.0, 3.0), room_max=(6.0, 6.0))
+    assert sides[0] == (0.0, 1.0)
+    front, face = sides[0], Face(sides[:1], centre, size)
     params = PlannerParams(robot_radius=0.25)
     free = traversable(states, spec, params)
     fields = [(free, DistanceField(free, spec, (2.0, 1.5), params))]
@@ -125,7 +125,29 @@ def test_a_container_is_opened_from_within_the_width_of_its_front_not_off_to_a_s
     free = traversable(states, spec, params)
     fields = [(free, DistanceField(free, spec, (0.5, 5.5), params))]
     args = (centre, size, states, fields, spec, ViewpointParams(), (0.1, 1.5), 1.0)
-    goal = approach_goal(*args, face=Face(front, centre, size))
+    goal = approach_goal(*args, face=Face((front,), centre, size))
     assert goal is not None and facing_square(goal, centre, size, front) and abs(goal[0] - 3.0) <= 0.4
     diagonal = (2.2, 3.9)  # ahead of the front, off its left edge
     assert in_front(diagonal, centre, size, front) and not facing_square(diagonal, centre, size, front)
+
+
+def test_a_front_with_no_room_to_stand_gives_way_to_the_next_likeliest_side() -> None:
+    """The same fridge with a counter along its +y face (the room box's estimate): nowhere to
+    stand squarely before that face, and a corner goal would open the door from beside it; the
+    goal is square before the next likeliest face (-x) instead."""
+    from sg_search.mapping.occupancy import FREE, OCCUPIED
+    from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
+    from sg_search.planning.viewpoints import Face, approach_goal, facing_square
+
+    spec = GridSpec(0.05, 120, 120, 0.0, 0.0)
+    states = np.full(spec.shape, FREE, dtype=np.int8)
+    centre, size = np.array([3.0, 3.0, 0.9]), np.array([0.8, 0.75, 1.8])
+    states[53:68, 52:68] = OCCUPIED  # the fridge
+    states[68:80, 50:90] = OCCUPIED  # a counter: x = 2.5..4.5, y = 3.4..4.0
+    params = PlannerParams(robot_radius=0.25)
+    free = traversable(states, spec, params)
+    fields = [(free, DistanceField(free, spec, (0.5, 5.5), params))]
+    face = Face(((0.0, 1.0), (-1.0, 0.0)), centre, size)
+    reach = ViewpointParams(radii=(0.6, 0.7, 0.8))  # within reach, as for opening
+    goal = approach_goal(centre, size, states, fields, spec, reach, (0.1, 1.5), 1.0, face=face)
+    assert goal is not None and facing_square(goal, centre, size, (-1.0, 0.0)), goal

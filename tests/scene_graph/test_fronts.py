@@ -6,7 +6,13 @@ import math
 
 import pytest
 
-from sg_search.scene_graph.fronts import RefusedFronts, approach_face, handle_pose, opening_front
+from sg_search.scene_graph.fronts import (
+    RefusedFronts,
+    approach_face,
+    handle_pose,
+    opening_front,
+    opening_fronts,
+)
 from sg_search.scene_graph.model import Affordance, Box3D, Layer, SceneNode
 
 KITCHEN = SceneNode("room_1", Layer.ROOM, "room", "kitchen", bbox=Box3D((3.0, 2.0, 1.25), (6.0, 4.0, 2.5)))
@@ -29,33 +35,37 @@ def test_a_container_opens_away_from_the_nearest_edge_of_its_room(
     assert opening_front(container(x, y), KITCHEN) == front
 
 
-def test_the_handle_is_on_the_front_face_facing_out() -> None:
-    pose = handle_pose(container(3.0, 0.35), KITCHEN)
+def test_the_handle_is_on_the_face_it_opens_towards_facing_out() -> None:
+    pose = handle_pose(container(3.0, 0.35), (0.0, 1.0))
     assert pose is not None
     (hx, hy, hz), yaw = pose
     assert (hx, hy, hz) == pytest.approx((3.0, 0.65, 0.9)) and yaw == pytest.approx(math.pi / 2)
+    side = handle_pose(container(3.0, 0.35), (-1.0, 0.0))
+    assert (
+        side is not None and side[0] == pytest.approx((2.6, 0.35, 0.9)) and side[1] == pytest.approx(math.pi)
+    )
 
 
 def test_no_front_without_a_room_box_or_for_what_does_not_open() -> None:
     assert opening_front(container(3.0, 0.35), None) is None
     assert opening_front(container(3.0, 0.35), SceneNode("room_2", Layer.ROOM, "room")) is None
     assert opening_front(container(3.0, 0.35, Affordance.RECEPTACLE), KITCHEN) is None
-    assert handle_pose(container(3.0, 0.35), None) is None
+    assert opening_fronts(container(3.0, 0.35, Affordance.RECEPTACLE), KITCHEN) == ()
 
 
-def test_a_refused_side_gives_way_to_the_next_nearest_edge_until_none_is_left() -> None:
-    """A fridge at (2, 0.35) of a 6 m x 4 m kitchen: its back is estimated at the nearest edge
-    (y = 0), so it opens towards +y. Refused from there, the next estimate turns away from the
-    next nearest edge (x = 0, 1.6 m off), and so on; the refusals are the fridge's only."""
+def test_the_sides_are_ordered_by_the_nearest_edges_and_a_refused_one_is_left_out() -> None:
+    """A fridge at (2, 0.35) of a 6 m x 4 m kitchen: nearest edge y = 0 (0.05 m off), then
+    x = 0 (1.6), y = 4 (3.35), x = 6 (3.6): it opens towards +y, else +x, -y, -x. The base
+    refused from in front of +y rules that side out; every side refused leaves none."""
     fridge, refused = container(2.0, 0.35), RefusedFronts()
-    assert refused.refuse(fridge, KITCHEN) and refused.of("obj_1") == ((0.0, 1.0),)
+    assert opening_fronts(fridge, KITCHEN) == ((0.0, 1.0), (1.0, 0.0), (0.0, -1.0), (-1.0, 0.0))
+    assert refused.refuse(fridge, (2.1, 1.2)) and refused.of("obj_1") == ((0.0, 1.0),)
+    assert refused.refuse(fridge, (2.1, 1.3)) and refused.of("obj_1") == ((0.0, 1.0),)  # the same side
     assert opening_front(fridge, KITCHEN, refused.of("obj_1")) == (1.0, 0.0)
-    pose = handle_pose(fridge, KITCHEN, refused.of("obj_1"))
-    assert pose is not None and pose[0] == pytest.approx((2.4, 0.35, 0.9)) and pose[1] == pytest.approx(0.0)
-    assert refused.refuse(fridge, KITCHEN) and refused.refuse(fridge, KITCHEN)
-    assert not refused.refuse(fridge, KITCHEN)  # the fourth side was the last
+    assert refused.refuse(fridge, (3.0, 0.3)) and refused.refuse(fridge, (2.0, -0.5))
+    assert not refused.refuse(fridge, (1.0, 0.4))  # the fourth side was the last
     assert opening_front(fridge, KITCHEN, refused.of("obj_1")) is None
-    assert refused.of("obj_2") == () and not refused.refuse(fridge, None)
+    assert refused.of("obj_2") == ()
 
 
 def test_an_object_inside_a_container_is_approached_from_the_side_the_base_sees_it_from() -> None:
@@ -70,12 +80,12 @@ def test_an_object_inside_a_container_is_approached_from_the_side_the_base_sees_
     )  # fmt: skip
     nodes = {n.id: n for n in (KITCHEN, fridge, tomato)}
     face = approach_face(tomato, nodes.get, True, (1.0, 0.8))  # beyond the -x face more than the +y one
-    assert face is not None and face.direction == (-1.0, 0.0) and face.centre == (2.0, 0.35, 0.9)
+    assert face is not None and face.directions == ((-1.0, 0.0),) and face.centre == (2.0, 0.35, 0.9)
     above = approach_face(tomato, nodes.get, True, (2.1, 1.5))
-    assert above is not None and above.direction == (0.0, 1.0)
+    assert above is not None and above.directions == ((0.0, 1.0),)
     own = approach_face(fridge, nodes.get, False, (1.0, 0.8))
-    assert own is not None and own.direction == (0.0, 1.0)
+    assert own is not None and own.directions == ((0.0, 1.0), (1.0, 0.0), (0.0, -1.0), (-1.0, 0.0))
     refused = approach_face(fridge, nodes.get, False, (1.0, 0.8), refused=((0.0, 1.0),))
-    assert refused is not None and refused.direction == (1.0, 0.0)
+    assert refused is not None and refused.directions[0] == (1.0, 0.0) and len(refused.directions) == 3
     assert approach_face(tomato, nodes.get, False, (1.0, 0.8)) is None
     assert approach_face(tomato, {"room_1": KITCHEN}.get, True, (1.0, 0.8)) is None

@@ -392,7 +392,7 @@ class EmbodiedEpisode:
             self.world.set_open(handle, open_, self.config.sim.reach_m)
         except SimError as exc:
             wrong_side = open_ and isinstance(exc, WrongSideError)
-            other_side = wrong_side and self.refused_fronts.refuse(node, self.scene_graph.get(node.room_id))
+            other_side = wrong_side and self.refused_fronts.refuse(node, self.world.pose[:2])
             return SkillResult(
                 False,
                 message=f"{node.id}: {exc}",

@@ -45,10 +45,10 @@ class ViewpointParams:
 
 @dataclass(frozen=True)
 class Face:
-    """The face of a container's box (``centre``, full ``size`` [m], ``map``) it opens
-    towards: ``direction``, a unit vector (x, y)."""
+    """The faces of a container's box (``centre``, full ``size`` [m], ``map``) it may open
+    towards, likeliest first: ``directions``, unit vectors (x, y)."""
 
-    direction: tuple[float, float]
+    directions: tuple[tuple[float, float], ...]
     centre: Coords
     size: Coords
 
@@ -180,27 +180,26 @@ def reach_points(
     return [(float(x), float(y)) for x, y in xy[ok][order]]
 
 
-def opening_side(
+def opening_sides(
     centre: Coords,
     size: Coords,
     room_min: Coords,
     room_max: Coords,
     refused: Sequence[tuple[float, float]] = (),
-) -> tuple[float, float] | None:
-    """Unit vector (x, y) of the side a container opens towards, from its box (centre, full
-    size [m], ``map``) and its room's extent (lower and upper corner [m]): away from the room's
-    nearest edge, as furniture stands with its back to a wall. A box past the room's extent on
-    a side (a kitchen run the free space ends at) has its back there. Sides in ``refused``
-    (it would not open from there) are passed over for the next nearest edge; None when every
-    side is refused."""
+) -> tuple[tuple[float, float], ...]:
+    """Unit vectors (x, y) of the sides a container may open towards, likeliest first, from its
+    box (centre, full size [m], ``map``) and its room's extent (lower and upper corner [m]):
+    away from the room's nearest edge first, as furniture stands with its back to a wall (a box
+    past the room's extent on a side, a kitchen run the free space ends at, has its back
+    there), then away from the next nearest edge. Sides in ``refused`` (it would not open from
+    there) are left out."""
     gaps = {
         AXES[0]: centre[0] - size[0] / 2 - room_min[0],
         AXES[1]: room_max[0] - (centre[0] + size[0] / 2),
         AXES[2]: centre[1] - size[1] / 2 - room_min[1],
         AXES[3]: room_max[1] - (centre[1] + size[1] / 2),
     }
-    left = [axis for axis in AXES if axis not in refused]
-    return min(left, key=lambda axis: gaps[axis]) if left else None
+    return tuple(sorted((axis for axis in AXES if axis not in refused), key=lambda axis: gaps[axis]))
 
 
 def side_towards(centre: Coords, size: Coords, point: Coords) -> tuple[float, float]:
@@ -248,12 +247,18 @@ def approach_goal(
     the base, safest first) that has one; within reach, also the reachable cells nearest the
     centre, for an object no circle reaches. Goals within ``FAILED_SPACING_M`` of ``failed``
     ones are left out. With ``face`` (of the container itself, or of the open one the object
-    lies in; its direction from :func:`opening_side`), goals in front of that face come first,
-    at any clearance, those within its width before those off to a side: a door is opened and
-    looked through from there (the side is an estimate; where none in front is reachable, the
-    others are tried). None when there is none. The in-process world and the frontier planner
+    lies in), goals in front of one of its faces and within that face's width come first, the
+    likeliest face first, at any clearance (a side blocked by a wall or a neighbouring cabinet
+    has none: so the front is read from free space, the estimate only ordering the faces);
+    then those in front of the likeliest face off to a side (an opened hinged door can stand
+    between them and the shelves); then the others. The safest clearance first within each.
+    None when there is none. The in-process world and the frontier planner
     node both choose with this."""
-    candidates = []
+    face = face if face is not None and face.directions else None
+    directions = face.directions if face is not None else ()
+    square: list[list[tuple[float, float]]] = [[] for _ in directions]
+    ahead: list[tuple[float, float]] = []
+    anywhere: list[tuple[float, float]] = []
     for free, field in fields:
         views = box_viewpoints(centre, size, states, free, spec, params, field.distance, obstacle_heights)
         goals = [v.xy for v in views]
@@ -264,9 +269,8 @@ def approach_goal(
             if goals:
                 return goals[0]
             continue
-        ahead = [g for g in goals if in_front(g, face.centre, face.size, face.direction)]
-        if ahead:
-            square = [g for g in ahead if facing_square(g, face.centre, face.size, face.direction)]
-            return (square or ahead)[0]
-        candidates += goals
-    return candidates[0] if candidates else None
+        for listed, direction in zip(square, directions, strict=True):
+            listed += [g for g in goals if facing_square(g, face.centre, face.size, direction)]
+        ahead += [g for g in goals if in_front(g, face.centre, face.size, directions[0])]
+        anywhere += goals
+    return next(iter([g for listed in square for g in listed] or ahead or anywhere), None)

@@ -45,7 +45,7 @@ from sg_search.ros.perceived_frames import PerceivedFrames
 from sg_search.ros.tf import create_transform_source
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
-from sg_search.scene_graph.fronts import RefusedFronts, handle_pose
+from sg_search.scene_graph.fronts import RefusedFronts, facing_side, handle_pose, opening_front
 from sg_search.search.config import ExecutorNodeConfig
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 
@@ -228,7 +228,10 @@ class AffordanceExecutorNode(Node):
                 )
             goal = OpenContainer.Goal(node_id=node.id, category=node.category)
             goal.handle.header.frame_id = self.config.map_frame
-            handle = handle_pose(node, self._room_of(node), self._refused.of(node.id))
+            base = self._base_xy()  # the driver opens the face the base stands before
+            front = facing_side(node, base) if base is not None else None
+            front = front or opening_front(node, self._room_of(node), self._refused.of(node.id))
+            handle = handle_pose(node, front) if front is not None else None
             if handle is None:
                 return SkillResult(
                     False,
@@ -270,13 +273,19 @@ class AffordanceExecutorNode(Node):
             )
         return SkillResult(True, message=response.message)
 
+    def _base_xy(self) -> tuple[float, float] | None:
+        c = self.config
+        pose = TwistBase(self.tf, self._cmd, c.map_frame, c.base_frame, POLL_S).pose()
+        return (pose[0], pose[1]) if pose is not None else None
+
     def _room_of(self, node: SceneNode) -> SceneNode | None:
         return self._graph.get(node.room_id) if self._graph is not None else None
 
     def _refused_open(self, node: SceneNode, message: str, wrong_side: bool) -> SkillResult:
         """A failed open or close; from the wrong side, that side is ruled out and the result is
         retryable while another is left (the executor approaches it next)."""
-        other_side = wrong_side and self._refused.refuse(node, self._room_of(node))
+        base = self._base_xy()
+        other_side = wrong_side and base is not None and self._refused.refuse(node, base)
         return SkillResult(
             False, message=message, retryable=other_side, code=ExecutorError.MANIPULATION_FAILED
         )

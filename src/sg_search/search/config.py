@@ -94,7 +94,7 @@ class ExecutorNodeConfig:
     navigate_action: str = "navigate"
     navigate_timeout_s: float = 180.0
     navigation_retries: int = 0
-    open_sides: int = 1
+    open_sides: int = 2
     server_wait_s: float = 2.0
     open_service: str = "open"
     close_service: str = "close"

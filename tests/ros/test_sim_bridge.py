@@ -71,9 +71,8 @@ def test_bridge_publishes_a_consistent_world_and_obeys(start_node: Any, ros_node
 
     far = call(ros_node, SetContainer, "open", SetContainer.Request(node_id="kitchen_0/fridge_0"))
     assert not far.success and "reach is 1.00 m" in far.message
-    assert (
-        far.error_code == SetContainer.Response.REFUSED
-    )  # not WRONG_SIDE: the open is not retried elsewhere
+    # out of reach is REFUSED, not WRONG_SIDE: the executor does not try another side for it
+    assert far.error_code == SetContainer.Response.REFUSED
     sofa = call(ros_node, SetContainer, "close", SetContainer.Request(node_id="living_room_0/sofa_0"))
     assert not sofa.success and "not openable" in sofa.message
     reset = call(ros_node, Trigger, "reset_episode", Trigger.Request())

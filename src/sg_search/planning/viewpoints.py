@@ -202,31 +202,34 @@ def opening_sides(
     return tuple(sorted((axis for axis in AXES if axis not in refused), key=lambda axis: gaps[axis]))
 
 
+def half_extent(size: Coords, axis: Coords) -> float:
+    """Half the box's extent [m] along the unit vector ``axis`` (x, y), from its full size."""
+    return float(abs(axis[0]) * size[0] / 2 + abs(axis[1]) * size[1] / 2)
+
+
+def _beyond(point: Coords, centre: Coords, size: Coords, axis: Coords) -> float:
+    """How far [m] ``point`` (x, y) lies past the box's face towards ``axis``."""
+    return (point[0] - centre[0]) * axis[0] + (point[1] - centre[1]) * axis[1] - half_extent(size, axis)
+
+
 def side_towards(centre: Coords, size: Coords, point: Coords) -> tuple[float, float]:
     """The face of the box (centre, full size [m], ``map``) that ``point`` (x, y) [m] lies
     farthest beyond, as a unit vector (x, y): the side a base standing there sees it from."""
-
-    def beyond(axis: tuple[float, float]) -> float:
-        half_depth = abs(axis[0]) * size[0] / 2 + abs(axis[1]) * size[1] / 2
-        return (point[0] - centre[0]) * axis[0] + (point[1] - centre[1]) * axis[1] - half_depth
-
-    return max(AXES, key=beyond)
+    return max(AXES, key=lambda axis: _beyond(point, centre, size, axis))
 
 
 def in_front(goal: Coords, centre: Coords, size: Coords, front: Coords) -> bool:
     """True if ``goal`` (x, y) [m] lies ahead of the box's face towards the unit vector
     ``front`` (the half-plane beyond that face)."""
-    half_depth = abs(front[0]) * size[0] / 2 + abs(front[1]) * size[1] / 2
-    return bool((goal[0] - centre[0]) * front[0] + (goal[1] - centre[1]) * front[1] > half_depth)
+    return _beyond(goal, centre, size, front) > 0
 
 
 def facing_square(goal: Coords, centre: Coords, size: Coords, front: Coords) -> bool:
     """True if ``goal`` (x, y) [m] lies in front of the box's face towards ``front`` and
     within the face's width: an opened hinged door does not stand between it and the inside,
     as it does for a goal off to the side of the face."""
-    half_width = abs(front[1]) * size[0] / 2 + abs(front[0]) * size[1] / 2
     lateral = abs((goal[0] - centre[0]) * front[1] - (goal[1] - centre[1]) * front[0])
-    return in_front(goal, centre, size, front) and lateral <= half_width
+    return in_front(goal, centre, size, front) and lateral <= half_extent(size, (front[1], front[0]))
 
 
 def approach_goal(
@@ -271,6 +274,8 @@ def approach_goal(
             continue
         for listed, direction in zip(square, directions, strict=True):
             listed += [g for g in goals if facing_square(g, face.centre, face.size, direction)]
+        if square[0]:  # before the likeliest face, at the safest clearance: nothing ranks higher
+            return square[0][0]
         ahead += [g for g in goals if in_front(g, face.centre, face.size, directions[0])]
         anywhere += goals
     return next(iter([g for listed in square for g in listed] or ahead or anywhere), None)

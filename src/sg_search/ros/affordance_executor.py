@@ -42,7 +42,7 @@ from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.liveliness import AliveWatch, announce_alive
 from sg_search.ros.params import declare_config
 from sg_search.ros.perceived_frames import PerceivedFrames
-from sg_search.ros.tf import create_transform_source
+from sg_search.ros.tf import base_pose, create_transform_source
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.fronts import RefusedFronts, facing_side, handle_pose, opening_front
@@ -274,8 +274,7 @@ class AffordanceExecutorNode(Node):
         return SkillResult(True, message=response.message)
 
     def _base_xy(self) -> tuple[float, float] | None:
-        c = self.config
-        pose = TwistBase(self.tf, self._cmd, c.map_frame, c.base_frame, POLL_S).pose()
+        pose = base_pose(self.tf, self.config.map_frame, self.config.base_frame)
         return (pose[0], pose[1]) if pose is not None else None
 
     def _room_of(self, node: SceneNode) -> SceneNode | None:

@@ -41,7 +41,7 @@ from sg_search.planning.geodesic import DistanceField, path_length, traversable
 from sg_search.planning.navigator import NavError, Navigator
 from sg_search.planning.stall import StallDetector, point_ahead
 from sg_search.planning.viewpoints import approach_goal
-from sg_search.ros.conversions import node_from_msg
+from sg_search.ros.conversions import update_from_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.liveliness import AliveWatch, announce_alive
@@ -49,8 +49,9 @@ from sg_search.ros.params import declare_config
 from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.ros.twist_base import TwistBase
-from sg_search.scene_graph import SceneNode
+from sg_search.scene_graph import SceneGraph
 from sg_search.scene_graph.fronts import approach_face
+from sg_search.scene_graph.observations import holding_relation
 
 
 class GoalError(ValueError):
@@ -276,28 +277,22 @@ class FrontierPlanner(Node):
             raise GoalError(
                 NavigateTo.Result.UNKNOWN, f"the scene graph server did not answer for {node_id!r}"
             )
-        nodes = {n.id: n for n in response.update.nodes}
-        node = nodes.get(node_id)
+        graph = SceneGraph()
+        try:
+            graph.apply(update_from_msg(response.update))
+        except ValueError as exc:
+            raise GoalError(NavigateTo.Result.UNKNOWN, f"the scene graph sent a bad node: {exc}") from None
+        node = graph.get(node_id)
         if node is None:
             raise GoalError(NavigateTo.Result.UNKNOWN_NODE, f"unknown node {node_id!r}")
-
-        def lookup(other: str) -> SceneNode | None:
-            return node_from_msg(nodes[other]) if other in nodes else None
-
-        inside = any(
-            e.source == node.id and e.target == node.parent_id and e.relation == "inside"
-            for e in response.update.edges
-        )
         pose = self.base.pose()
         if pose is None:
             raise GoalError(NavigateTo.Result.UNKNOWN, "the base's pose is not known (no transform)")
-        try:
-            face = approach_face(node_from_msg(node), lookup, inside, pose[:2], refused)
-        except ValueError as exc:
-            raise GoalError(NavigateTo.Result.UNKNOWN, f"the scene graph sent a bad node: {exc}") from None
-        size = np.array([node.bbox.size.x, node.bbox.size.y, node.bbox.size.z])
-        middle = node.bbox.center if size.any() else node.position  # no box: its points' centroid
-        centre = np.array([middle.x, middle.y, middle.z])
+        inside = holding_relation(graph, node) == "inside"
+        face = approach_face(node, graph.get, inside, pose[:2], refused)
+        # no box: its points' centroid
+        centre = np.array(node.bbox.center if node.bbox is not None else node.position)
+        size = np.array(node.bbox.size if node.bbox is not None else (0.0, 0.0, 0.0))
         c = self.config
         goal = approach_goal(
             centre, size, self._states(), self.navigator.fields(pose[:2]), self.spec,

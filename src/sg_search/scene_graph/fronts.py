@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from sg_search.planning.viewpoints import AXES, Face, opening_sides, side_towards
+from sg_search.planning.viewpoints import AXES, Face, half_extent, opening_sides, side_towards
 from sg_search.scene_graph.model import Affordance, SceneNode
 
 Front = tuple[float, float]  # unit vector (x, y) in ``map``
@@ -59,8 +59,8 @@ def handle_pose(node: SceneNode, front: Front) -> tuple[tuple[float, float, floa
     handle); None without a box."""
     if node.bbox is None:
         return None
-    (cx, cy, cz), (sx, sy, _) = node.bbox.center, node.bbox.size
-    half_depth = abs(front[0]) * sx / 2 + abs(front[1]) * sy / 2
+    cx, cy, cz = node.bbox.center
+    half_depth = half_extent(node.bbox.size, front)
     return (cx + front[0] * half_depth, cy + front[1] * half_depth, cz), math.atan2(front[1], front[0])
 
 

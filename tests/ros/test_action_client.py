@@ -1,19 +1,28 @@
 """Our ActionClient can be waited on from the moment its node lists it: an executor spinning
 the node in another thread may build its wait set then (rclpy 9 dies there, ros2/rclpy#1589;
-it ended the test node's spin thread in CI, and a goal's response never arrived)."""
+it ended the test node's spin thread in CI, and a goal's response never arrived). Its
+``send_goal_with_resend`` survives a goal response that the server could not send (Fast DDS
+drops it when the client's response reader is not matched yet: an HSR test's goal was lost so
+in CI), and a late answer to an attempt it gave up on does not run the goal twice. The servers are real
+rclpy action servers over DDS in the test's node."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import rclpy
+from conftest import wait_for
 from rclpy.action import ActionClient as RclpyActionClient
+from rclpy.action import ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sg_search_interfaces.action import NavigateTo
 
 from sg_search.ros.action_client import ActionClient
+from sg_search.ros.futures import wait_future
 
 pytestmark = pytest.mark.ros
 
@@ -66,3 +75,78 @@ def test_our_action_client_answers_from_the_start_and_keeps_one_lock(
     client._lock = object()  # rclpy's own late assignment is ignored: an executor may hold this one
     assert client._lock is early
     assert not client.server_is_ready()
+
+
+class _DropsFirstGoalResponse(ActionServer):  # type: ignore[type-arg]
+    """What rclpy's server does when the first goal response cannot be sent (it logs a warning
+    and returns before executing the goal)."""
+
+    dropped = 0
+
+    async def _execute_goal_request(self, request_header_and_message: Any) -> None:
+        if not self.dropped:
+            self.dropped += 1
+            return
+        await super()._execute_goal_request(request_header_and_message)
+
+
+def _succeed(executed: list[bytes]) -> Any:
+    def execute(handle: Any) -> Any:
+        executed.append(bytes(handle.goal_id.uuid))
+        handle.succeed()
+        return NavigateTo.Result()
+
+    return execute
+
+
+def test_a_lost_goal_response_is_sent_again_and_the_goal_runs_once(ros_node: Node) -> None:
+    executed: list[bytes] = []
+    server = _DropsFirstGoalResponse(ros_node, NavigateTo, "drops_first", execute_callback=_succeed(executed))
+    client = ActionClient(ros_node, NavigateTo, "drops_first")
+    assert client.wait_for_server(timeout_sec=20.0)
+
+    handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="sofa_0"), timeout_s=20.0, resend_s=0.5)
+
+    assert handle is not None and handle.accepted
+    assert wait_future(handle.get_result_async(), 20.0) is not None
+    assert server.dropped == 1 and executed == [bytes(handle.goal_id.uuid)]
+
+
+def test_a_late_answer_to_a_superseded_goal_is_cancelled(ros_node: Node) -> None:
+    first_may_answer = threading.Event()
+    goals: list[bytes] = []
+    cancelled: list[bytes] = []
+
+    def on_goal(goal: Any) -> GoalResponse:
+        goals.append(goal.node_id)
+        if len(goals) == 1:  # the first attempt is answered only after the client gave up on it
+            first_may_answer.wait(20.0)
+        return GoalResponse.ACCEPT
+
+    def on_cancel(handle: Any) -> CancelResponse:
+        cancelled.append(bytes(handle.goal_id.uuid))
+        return CancelResponse.ACCEPT
+
+    executed: list[bytes] = []
+
+    def execute(handle: Any) -> Any:  # the second attempt, accepted first, succeeds at once
+        executed.append(bytes(handle.goal_id.uuid))
+        if len(executed) == 1:
+            handle.succeed()
+        elif wait_for(lambda: handle.is_cancel_requested, 20.0):
+            handle.canceled()
+        return NavigateTo.Result()
+
+    ActionServer(
+        ros_node, NavigateTo, "slow_first", execute_callback=execute, goal_callback=on_goal,
+        cancel_callback=on_cancel, callback_group=ReentrantCallbackGroup(),
+    )  # fmt: skip
+    client = ActionClient(ros_node, NavigateTo, "slow_first")
+    assert client.wait_for_server(timeout_sec=20.0)
+
+    handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="sofa_0"), timeout_s=20.0, resend_s=0.5)
+    assert handle is not None and handle.accepted and len(goals) == 2
+    first_may_answer.set()
+
+    assert wait_for(lambda: len(cancelled) == 1, 20.0), "the superseded attempt was not cancelled"
+    assert cancelled[0] != bytes(handle.goal_id.uuid) and executed[0] == bytes(handle.goal_id.uuid)

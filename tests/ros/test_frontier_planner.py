@@ -156,7 +156,7 @@ def test_navigate_to_a_pose_and_refuse_bad_goals(
         goal = NavigateTo.Goal()
         goal.pose.header.frame_id = "map"
         goal.pose.pose.position.x, goal.pose.pose.position.y = x, y
-        handle = wait_future(client.send_goal_async(goal), 10.0)
+        handle = client.send_goal_with_resend(goal, timeout_s=10.0)
         assert handle is not None and handle.accepted
         return wait_future(handle.get_result_async(), 90.0)
 
@@ -182,7 +182,7 @@ def test_a_base_blocked_by_what_the_camera_misses_marks_it_and_drives_around(
         goal = NavigateTo.Goal()
         goal.pose.header.frame_id = "map"
         goal.pose.pose.position.x, goal.pose.pose.position.y = 4.5, 2.0  # straight through the pillar
-        handle = wait_future(client.send_goal_async(goal), 10.0)
+        handle = client.send_goal_with_resend(goal, timeout_s=10.0)
         assert handle is not None and handle.accepted
         result = wait_future(handle.get_result_async(), 120.0)
         assert result is not None
@@ -205,7 +205,7 @@ def test_a_drive_to_a_frontier_ends_once_the_map_sees_beyond_it(
     assert wait_for(lambda: bool(frontiers and frontiers[-1].frontiers), timeout=30), "no frontiers"
     far = max(frontiers[-1].frontiers, key=lambda f: math.dist((f.goal.x, f.goal.y), base.pose[:2]))
     goal = NavigateTo.Goal(node_id=far.id)
-    handle = wait_future(client.send_goal_async(goal), 10.0)
+    handle = client.send_goal_with_resend(goal, timeout_s=10.0)
     assert handle is not None and handle.accepted
     response = wait_future(handle.get_result_async(), 90.0)
     assert response.result.error_code == NavigateTo.Result.NONE, response.result.error_msg

@@ -52,7 +52,7 @@ def test_the_executor_reads_a_crashed_planner_as_a_failed_navigation(start_node:
     assert client.wait_for_server(timeout_sec=STARTUP_S), "the affordance executor never came up"
     goal = ExecuteAffordance.Goal(node_id="kitchen_0", affordance=int(SkillAffordance.NAVIGATE))
 
-    handle = wait_future(client.send_goal_async(goal), 20.0)
+    handle = client.send_goal_with_resend(goal, timeout_s=20.0)
     assert handle is not None and handle.accepted
     response = wait_future(handle.get_result_async(), 60.0)
 

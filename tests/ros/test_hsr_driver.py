@@ -72,8 +72,8 @@ class Robot:
         o = message.handle.pose.orientation
         o.x, o.y, o.z, o.w = (float(v) for v in q)
         self.feedback.clear()
-        sent = wait_future(
-            self.client.send_goal_async(message, lambda f: self.feedback.append(f.feedback.step)), 10.0
+        sent = self.client.send_goal_with_resend(
+            message, lambda f: self.feedback.append(f.feedback.step), timeout_s=10.0
         )
         assert sent is not None and sent.accepted
         return sent
@@ -96,7 +96,7 @@ def test_opens_a_drawer_and_a_hinged_door(start_node: Any, ros_node: Node) -> No
     goal = LookAt.Goal()
     goal.target.header.frame_id = "map"
     goal.target.point.x, goal.target.point.y, goal.target.point.z = 1.0, 1.0, 0.0
-    sent = wait_future(look.send_goal_async(goal), 10.0)
+    sent = look.send_goal_with_resend(goal, timeout_s=10.0)
     looked = robot.result(sent, timeout=30.0)
     assert looked.error_code == LookAt.Result.SUCCESS, looked.error_msg
     assert looked.pan == pytest.approx(math.pi / 4, abs=1e-3) and looked.tilt == pytest.approx(
@@ -167,7 +167,9 @@ def test_cancel_estop_timeout_missed_grasp_and_dead_man(start_node: Any, ros_nod
     robot.estop.publish(Bool(data=True))
     result = robot.result(goal, timeout=10.0)
     assert result.error_code == OpenContainer.Result.EMERGENCY_STOP
-    assert not wait_future(robot.client.send_goal_async(OpenContainer.Goal(category="drawer")), 5.0).accepted
+    assert not robot.client.send_goal_with_resend(
+        OpenContainer.Goal(category="drawer"), timeout_s=5.0
+    ).accepted
 
     def stopped() -> bool:
         before = robot.state["base"]

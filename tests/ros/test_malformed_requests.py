@@ -36,7 +36,7 @@ def _goal(node: Node, action: Any, name: str, goal: Any) -> Any:
     """Send ``goal``; the result (accepted and ended) or the string "rejected"."""
     client = ActionClient(node, action, name)
     assert client.wait_for_server(timeout_sec=STARTUP_S), f"no {name} action server"
-    handle = wait_future(client.send_goal_async(goal), 20.0)
+    handle = client.send_goal_with_resend(goal, timeout_s=20.0)
     assert handle is not None, f"{name}: no answer to the goal"
     if not handle.accepted:
         return "rejected"

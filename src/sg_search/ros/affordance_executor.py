@@ -189,7 +189,7 @@ class AffordanceExecutorNode(Node):
         the server is not there or goes away; None on timeout."""
         if not client.wait_for_server(timeout_sec=self.config.server_wait_s):
             raise Unavailable(f"the {what} is not running")
-        handle = wait_future(client.send_goal_async(goal), self.config.server_wait_s + 5.0)
+        handle = client.send_goal_with_resend(goal, timeout_s=self.config.server_wait_s + 5.0)
         if handle is None or not handle.accepted:
             raise Unavailable(f"the {what} refused the goal")
         future = handle.get_result_async()

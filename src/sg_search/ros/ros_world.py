@@ -192,7 +192,7 @@ class RosWorld:
         if self.sensing.dead() and (dead := self.sensing.wait_alive(self.config.revive_wait_s)):
             return _blind(dead)
         goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
-        handle = wait_future(client.send_goal_async(goal), self.config.executor_wait_s + 5.0)
+        handle = client.send_goal_with_resend(goal, timeout_s=self.config.executor_wait_s + 5.0)
         if handle is None or not handle.accepted:
             return ExecutionReport(
                 False, message=f"executor refused {candidate.node_id}", fatal=handle is None
@@ -221,6 +221,8 @@ class RosWorld:
         finally:
             self._in_flight = None
         response = future.result()
+        if response is None:  # the result future was cancelled: no answer is no success
+            return ExecutionReport(False, message="the affordance executor gave no result", fatal=True)
         result = response.result
         failure = goal_failure(response, "affordance executor")
         return ExecutionReport(

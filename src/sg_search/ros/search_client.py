@@ -18,7 +18,6 @@ from rclpy.node import Node
 from sg_search_interfaces.action import SearchObject
 
 from sg_search.ros.action_client import ActionClient
-from sg_search.ros.futures import wait_future
 from sg_search.ros.liveliness import AliveWatch
 
 
@@ -70,7 +69,7 @@ class SearchClient:
                 on_feedback(msg.feedback)
 
         goal = SearchObject.Goal(query=query, max_steps=max_steps, reasoner=reasoner, timeout_s=timeout_s)
-        self._handle = wait_future(self._client.send_goal_async(goal, feedback_callback=feedback), 30.0)
+        self._handle = self._client.send_goal_with_resend(goal, feedback, timeout_s=30.0)
         if self._handle is None:
             raise TimeoutError("search action server did not answer the goal within 30 s")
         if not self._handle.accepted:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 from sg_search.bench.closed_loop import PHASES, search_episode
 from sg_search.bench.embodied_world import EmbodiedEpisode
 from sg_search.bench.failures import EndCause, classify
+from sg_search.planning.navigator import NavError, NavResult
 from sg_search.scene_graph import Box3D, Layer, SceneNode
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
@@ -51,3 +54,29 @@ def test_the_robot_looks_up_into_an_open_wall_cabinet() -> None:
         assert env.look(node).success
         seen = [n for n in env.scene_graph.nodes(Layer.OBJECT) if n.category == episode.query]
         assert seen and seen[0].bbox is not None and seen[0].bbox.center[2] > 1.45
+
+
+def test_an_approach_ends_at_a_detour_and_tries_another_viewpoint_after_other_failures() -> None:
+    """A viewpoint beside one whose way grew into a detour lies behind the same detour: the
+    approach gives up (not retryable: the reasoner chooses again, as over ROS); a drive that
+    failed otherwise (snapped short of the goal, stuck) tries the next viewpoint."""
+    episode = make_episodes("test", 1, seed=0)[0][0]
+    with EmbodiedEpisode(episode) as env:
+        env.look_around()
+        x, y, _ = env.world.pose
+        item = min(env.world.layout.furniture, key=lambda f: math.dist(f.center[:2], (x, y)))
+        node = SceneNode("near", Layer.OBJECT, "object", item.category, position=item.center,
+                         bbox=Box3D(item.center, item.size))  # fmt: skip
+        for detour, tries in ((True, 1), (False, 3)):
+            goals: list[tuple[float, float]] = []
+
+            def refuse(
+                goal: tuple[float, float], *_: object, detour: bool = detour, **__: object
+            ) -> NavResult:
+                goals.append(goal)
+                return NavResult(NavError.NO_VALID_PATH, "refused by the test", detour=detour)
+
+            env.robot.drive_to = refuse  # type: ignore[method-assign]
+            result = env.navigate(node, "reach")
+            assert not result.success and len(goals) == tries, goals
+            assert result.retryable == (not detour)

@@ -115,7 +115,8 @@ def test_a_goal_that_turns_out_far_is_given_up_not_driven_to() -> None:
     result = Navigator(SPEC, lambda: known, params).navigate(
         DiscreteBase(actuator, PARAMS.follower), (8.0, 2.0), 0.3
     )
-    assert blocked and result.code == NavError.NO_VALID_PATH and "detour" in result.message, result
+    assert blocked and result.code == NavError.NO_VALID_PATH and result.detour, result
+    assert "detour" in result.message
     # the bumper reveals the wall 0.5 m at a time, so the way grows as the robot feels along it;
     # it gives up on this side of the wall, long before the ~17 m way round it is driven
     assert result.path_length < 12.0 and actuator.pose()[0] < 5.0, (result, actuator.pose())
@@ -125,7 +126,8 @@ def test_no_path_cancel_and_timeout_end_with_their_codes() -> None:
     closed = _wall_map(gap=False)
     navigator = Navigator(SPEC, lambda: closed, PARAMS)
     base = DiscreteBase(GridActuator(closed, (2.0, 2.0, 0.0)), PARAMS.follower)
-    assert navigator.navigate(base, (8.0, 2.0)).code == NavError.NO_VALID_PATH
+    walled_off = navigator.navigate(base, (8.0, 2.0))
+    assert walled_off.code == NavError.NO_VALID_PATH and not walled_off.detour  # no way at all
     assert navigator.navigate(base, (30.0, 2.0)).code == NavError.INVALID_GOAL
     open_map = _wall_map()
     navigator = Navigator(SPEC, lambda: open_map, PARAMS)

@@ -305,7 +305,8 @@ class EmbodiedEpisode:
         share the navigator's detour limit: once the metres driven for this approach pass
         ``detour_factor`` × the first viewpoint's geodesic distance over the known map +
         ``detour_slack_m`` (no limit while that is unknown), it is given up
-        (``_approach_gave_up``), as one drive's detour is, in the middle of a drive too."""
+        (``_approach_gave_up``), as it is when one drive ends in a detour (a viewpoint beside
+        it lies behind the same detour; the frontier planner node's navigation gives up so)."""
         self._approach_gave_up = False
         if node.bbox is None:
             return False
@@ -323,11 +324,14 @@ class EmbodiedEpisode:
                 way = field.distance_to(goal) if field is not None else math.inf
                 limit = nav.detour_factor * way + nav.detour_slack_m
             allowance = limit - (self.world.travelled - start)
-            arrived = self.robot.drive_to(goal, tolerance, p.actions_per_target, allowance).success
+            drive = self.robot.drive_to(goal, tolerance, p.actions_per_target, allowance)
             # the planner may snap an unreachable goal to the nearest reachable cell: not the viewpoint
-            if arrived and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution:
+            if (
+                drive.success
+                and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution
+            ):
                 return True
-            if self.world.travelled - start > limit:
+            if drive.detour or self.world.travelled - start > limit:
                 self._approach_gave_up = True
                 return False
             failed.append(goal)

@@ -10,8 +10,9 @@ passed with less margin only when the safer plan reaches nothing). A plan is ren
 ``replan_period_s`` (the map grows while driving), after a recovery, after a blocked move
 and after a pose jump (localisation reset). A navigation whose way (driven + still planned)
 grows beyond ``detour_factor`` times its shortest plan plus ``detour_slack_m`` ends with
-NO_VALID_PATH: the map has shown the goal to be much farther than it looked when it was chosen,
-so the caller chooses again (another viewpoint, another frontier) instead of driving the detour.
+NO_VALID_PATH (``NavResult.detour``): the map has shown the goal to be much farther than it
+looked when it was chosen, so the reasoner chooses again instead of driving the detour (a
+viewpoint beside the goal lies behind the same detour, as do the ones a retry would choose).
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class NavResult:
     message: str = ""
     path_length: float = 0.0
     final_pose: Pose2D | None = None
+    detour: bool = False  # given up (NO_VALID_PATH) because the way grew into a detour
 
     @property
     def success(self) -> bool:
@@ -147,22 +149,22 @@ class Navigator:
 
     def _replan(
         self, start: tuple[float, float], goal: tuple[float, float], travelled: float, shortest: float
-    ) -> tuple[NDArray[np.float64] | None, float, tuple[NavError, str]]:
+    ) -> tuple[NDArray[np.float64] | None, float, tuple[NavError, str, bool]]:
         """A new path and the shortest way so far [m] (driven ``travelled`` + planned, against
         ``shortest`` of the earlier plans); or None and why the navigation ends: no path, or a
-        detour (the way grown too long against the shortest)."""
+        detour (the way grown too long against the shortest; the last element tells it)."""
         try:
             path = self.plan(start, goal)
         except PlanningError as exc:
             code = NavError.INVALID_GOAL if exc.outside_map else NavError.NO_VALID_PATH
-            return None, shortest, (code, str(exc))
+            return None, shortest, (code, str(exc), False)
         way = travelled + _length(path)
         shortest = min(shortest, way)
         p = self.params
         if p.detour_factor > 0 and way > p.detour_factor * shortest + p.detour_slack_m:
             detour = f"a detour to {goal}: the way grew from {shortest:.1f} m to {way:.1f} m"
-            return None, shortest, (NavError.NO_VALID_PATH, detour)
-        return path, shortest, (NavError.NONE, "")
+            return None, shortest, (NavError.NO_VALID_PATH, detour, True)
+        return path, shortest, (NavError.NONE, "", False)
 
     def navigate(
         self,
@@ -182,8 +184,8 @@ class Navigator:
         travelled, last, planned_at = 0.0, None, -math.inf
         shortest = math.inf  # [m] the shortest way (driven + planned) of the plans so far
 
-        def ended(code: NavError, message: str = "") -> NavResult:
-            return NavResult(code, message, travelled, last)
+        def ended(code: NavError, message: str = "", detour: bool = False) -> NavResult:
+            return NavResult(code, message, travelled, last, detour)
 
         while True:
             if should_stop():

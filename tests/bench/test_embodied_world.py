@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 
 from sg_search.bench.closed_loop import PHASES, search_episode
@@ -69,14 +70,15 @@ def test_an_approach_ends_at_a_detour_and_tries_another_viewpoint_after_other_fa
                          bbox=Box3D(item.center, item.size))  # fmt: skip
         for detour, tries in ((True, 1), (False, 3)):
             goals: list[tuple[float, float]] = []
-
-            def refuse(
-                goal: tuple[float, float], *_: object, detour: bool = detour, **__: object
-            ) -> NavResult:
-                goals.append(goal)
-                return NavResult(NavError.NO_VALID_PATH, "refused by the test", detour=detour)
-
-            env.robot.drive_to = refuse  # type: ignore[method-assign]
+            env.robot.drive_to = functools.partial(_refuse, goals, detour)  # type: ignore[method-assign]
             result = env.navigate(node, "reach")
             assert not result.success and len(goals) == tries, goals
             assert result.retryable == (not detour)
+
+
+def _refuse(
+    goals: list[tuple[float, float]], detour: bool, goal: tuple[float, float], *_: object
+) -> NavResult:
+    """A drive that records its goal and fails (in a detour or not) without moving."""
+    goals.append(goal)
+    return NavResult(NavError.NO_VALID_PATH, "refused by the test", detour=detour)

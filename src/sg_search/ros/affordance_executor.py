@@ -228,9 +228,13 @@ class AffordanceExecutorNode(Node):
                 )
             goal = OpenContainer.Goal(node_id=node.id, category=node.category)
             goal.handle.header.frame_id = self.config.map_frame
-            base = self._base_xy()  # the driver opens the face the base stands before
-            front = facing_side(node, base) if base is not None else None
-            front = front or opening_front(node, self._room_of(node), self._refused.of(node.id))
+            # the driver opens the face the base stands before; the estimated front without a pose
+            base = self._base_xy()
+            front = (
+                facing_side(node, base)
+                if base is not None
+                else opening_front(node, self._room_of(node), self._refused.of(node.id))
+            )
             handle = handle_pose(node, front) if front is not None else None
             if handle is None:
                 return SkillResult(

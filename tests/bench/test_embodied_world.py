@@ -57,8 +57,9 @@ def test_the_robot_looks_up_into_an_open_wall_cabinet() -> None:
         assert seen and seen[0].bbox is not None and seen[0].bbox.center[2] > 1.45
 
 
-def test_an_approach_ends_at_a_detour_and_tries_another_viewpoint_after_other_failures() -> None:
-    """A viewpoint beside one whose way grew into a detour lies behind the same detour: the
+def test_an_approach_ends_at_a_detour_or_timeout_and_tries_another_viewpoint_after_other_failures() -> None:
+    """A viewpoint beside one whose way grew into a detour lies behind the same detour, and one
+    beside a drive that ran out of time on the routes it went back and forth between: the
     approach gives up (not retryable: the reasoner chooses again, as over ROS); a drive that
     failed otherwise (snapped short of the goal, stuck) tries the next viewpoint."""
     episode = make_episodes("test", 1, seed=0)[0][0]
@@ -68,17 +69,22 @@ def test_an_approach_ends_at_a_detour_and_tries_another_viewpoint_after_other_fa
         item = min(env.world.layout.furniture, key=lambda f: math.dist(f.center[:2], (x, y)))
         node = SceneNode("near", Layer.OBJECT, "object", item.category, position=item.center,
                          bbox=Box3D(item.center, item.size))  # fmt: skip
-        for detour, tries in ((True, 1), (False, 3)):
+        for failure, tries in (
+            (NavResult(NavError.NO_VALID_PATH, "a detour", detour=True), 1),
+            (NavResult(NavError.TIMEOUT, "out of time"), 1),
+            (NavResult(NavError.STUCK, "stuck"), 3),
+            (NavResult(NavError.NO_VALID_PATH, "no path"), 3),
+        ):
             goals: list[tuple[float, float]] = []
-            env.robot.drive_to = functools.partial(_refuse, goals, detour)  # type: ignore[method-assign]
+            env.robot.drive_to = functools.partial(_refuse, goals, failure)  # type: ignore[method-assign]
             result = env.navigate(node, "reach")
-            assert not result.success and len(goals) == tries, goals
-            assert result.retryable == (not detour)
+            assert not result.success and len(goals) == tries, (failure, goals)
+            assert result.retryable == (tries > 1)
 
 
 def _refuse(
-    goals: list[tuple[float, float]], detour: bool, goal: tuple[float, float], *_: object
+    goals: list[tuple[float, float]], failure: NavResult, goal: tuple[float, float], *_: object
 ) -> NavResult:
-    """A drive that records its goal and fails (in a detour or not) without moving."""
+    """A drive that records its goal and fails as ``failure`` says without moving."""
     goals.append(goal)
-    return NavResult(NavError.NO_VALID_PATH, "refused by the test", detour=detour)
+    return failure

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from sg_search.geometry import Pose2D
 from sg_search.mapping.grid import GridSpec
@@ -178,3 +179,19 @@ def test_roomy_is_the_safest_clearance_not_a_lesser_one() -> None:
     assert navigator.roomy((2.0, 2.0))
     assert not navigator.roomy((5.0 - 0.22, 2.0))
     assert not navigator.roomy((30.0, 2.0))  # off the map
+
+
+def test_the_way_is_measured_at_the_safest_clearance_that_reaches_the_goal() -> None:
+    """Through a 0.45 m gap the base fits at the lesser 0.2 m radius only: the way is the one
+    the navigator plans there (finite, at least the straight line), not the safest field's inf."""
+    states = _wall_map(gap=False)
+    states[int(4.0 / 0.05) : int(4.45 / 0.05), 100] = FREE  # a 0.45 m gap at y = 4 m
+    navigator = Navigator(SPEC, lambda: states, PARAMS)
+    start, goal = (4.0, 4.2), (6.0, 4.2)
+    safest = next(navigator.fields(start))[1]
+    assert math.isinf(safest.distance_to(goal))
+    way = navigator.way(start, goal)
+    assert way == pytest.approx(2.0, abs=0.1)  # straight through the gap (cell centres)
+    path = navigator.plan(start, goal)
+    assert way == pytest.approx(float(np.sum(np.hypot(*np.diff(path, axis=0).T))), abs=0.2)
+    assert math.isinf(navigator.way(start, (30.0, 4.2)))  # off the map

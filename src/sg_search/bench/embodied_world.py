@@ -34,6 +34,7 @@ from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.perception.pipeline import PerceptionPipeline
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteParams
+from sg_search.planning.navigator import NavError
 from sg_search.planning.viewpoints import approach_goal
 from sg_search.reasoning.base import Candidate
 from sg_search.reasoning.knowledge.model import KnowledgeModel
@@ -303,10 +304,12 @@ class EmbodiedEpisode:
         caller faces it. The viewpoints are chosen again after a failed drive: the map seen on the way
         (the far side of a bed, a closed door) changes which ones are reachable. The tries
         share the navigator's detour limit: once the metres driven for this approach pass
-        ``detour_factor`` × the first viewpoint's geodesic distance over the known map +
-        ``detour_slack_m`` (no limit while that is unknown), it is given up
-        (``_approach_gave_up``), as it is when one drive ends in a detour (a viewpoint beside
-        it lies behind the same detour; the frontier planner node's navigation gives up so)."""
+        ``detour_factor`` × the first viewpoint's geodesic way over the known map (at the
+        clearance the navigator plans with) + ``detour_slack_m`` (no limit while no way is
+        known), it is given up (``_approach_gave_up``), as it is when one drive ends in a
+        detour or runs out of time (a viewpoint beside it lies behind the same detour, or on
+        the routes the base went back and forth between; over ROS the planner node's
+        navigation ends so and the executor does not retry it)."""
         self._approach_gave_up = False
         if node.bbox is None:
             return False
@@ -320,8 +323,7 @@ class EmbodiedEpisode:
                 return False
             nav = self.robot.navigator.params
             if not failed and nav.detour_factor > 0:
-                field = self.robot.field()
-                way = field.distance_to(goal) if field is not None else math.inf
+                way = self.robot.navigator.way(self.world.pose[:2], goal)
                 limit = nav.detour_factor * way + nav.detour_slack_m
             allowance = limit - (self.world.travelled - start)
             drive = self.robot.drive_to(goal, tolerance, p.actions_per_target, allowance)
@@ -331,7 +333,7 @@ class EmbodiedEpisode:
                 and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution
             ):
                 return True
-            if drive.detour or self.world.travelled - start > limit:
+            if drive.detour or drive.code == NavError.TIMEOUT or self.world.travelled - start > limit:
                 self._approach_gave_up = True
                 return False
             failed.append(goal)

@@ -133,6 +133,12 @@ class Navigator:
         cell = self.spec.to_cells(np.array([xy]))
         return bool(self.spec.inside(cell)[0] and free[cell[0, 0], cell[0, 1]])
 
+    def way(self, start: tuple[float, float], goal: tuple[float, float]) -> float:
+        """The geodesic way [m] from ``start`` to ``goal`` at the safest clearance that reaches
+        it, the clearance :meth:`plan` takes; inf when none does."""
+        ways = (field.distance_to(goal) for _, field in self.fields(start))
+        return next((w for w in ways if math.isfinite(w)), math.inf)
+
     def plan(self, start: tuple[float, float], goal: tuple[float, float]) -> NDArray[np.float64]:
         """A path (N, 2) [m] from ``start`` to ``goal`` at the safest clearance that reaches it;
         PlanningError (of the last clearance tried) when none does."""

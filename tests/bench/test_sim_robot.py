@@ -1,10 +1,11 @@
 """The simulated robot's drives stop at their budgets: actions, and metres driven (what an
 approach's shared detour limit hands a drive); a drive to a frontier stops once the map sees
-beyond it."""
+beyond it; the actions of drives that failed are counted (the benchmark's table)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from sg_search.bench.embodied_world import EmbodiedEpisode
 from sg_search.planning.discrete import DiscreteParams
@@ -45,3 +46,19 @@ def test_a_drive_to_a_frontier_ends_once_the_map_sees_beyond_it() -> None:
         assert math.dist(env.world.pose[:2], goal) > 0.3  # short of the goal
         near = env.config.planner.frontier_seen_m
         assert not any(math.dist(s.goal, goal) <= near for s in env.robot.open_frontiers())
+
+
+def test_the_actions_of_a_failed_drive_are_counted_and_a_stopped_one_is_not() -> None:
+    """A drive cut short by its metres (stopped: CANCELED) adds nothing; one that runs out of
+    the navigator's time adds exactly the actions it took."""
+    episode = make_episodes("test", 1, seed=0)[0][0]
+    with EmbodiedEpisode(episode) as env:
+        goal, _ = _farthest_frontier(env)
+        assert not env.robot.drive_to(goal, 0.3, 200, max_travel_m=0.5).success
+        assert env.robot.failed_drive_actions == 0
+        navigator = env.robot.navigator
+        navigator.params = replace(navigator.params, timeout_s=3.0)  # [s] of simulated time
+        before = env.robot.steps
+        timed_out = env.robot.drive_to(goal, 0.3, 200)
+        assert timed_out.code == NavError.TIMEOUT
+        assert env.robot.failed_drive_actions == env.robot.steps - before > 0

@@ -108,6 +108,7 @@ def run_episode(
             "cause": cause.value,
             **{f"actions/{phase}": float(env.robot.actions_by_phase[phase]) for phase in PHASES},
             "turns": float(env.robot.turns),
+            "failed_drives": float(env.robot.failed_drive_actions),
             "sim_s": env.robot.base.now(),
             "render_s": env.world.render_s,
             "decisions": float(outcome.steps),
@@ -229,12 +230,14 @@ def _breakdowns(
         "Where the actions go (mean actions per episode):",
         f"  {'phase':<46}" + "".join(f"{n:>10}" for n in reasoners),
     ]
-    for phase in (*PHASES, "turns"):
-        key = "turns" if phase == "turns" else f"actions/{phase}"
+    totals = {
+        "turns": "of which turns in place (all phases)",
+        "failed_drives": "of which in drives that failed (all phases)",
+    }
+    for key, label in ({f"actions/{phase}": phase for phase in PHASES} | totals).items():
         means = [float(np.mean([r.get(key, 0.0) for r in rows if r["reasoner"] == n])) for n in reasoners]
         for name, mean in zip(reasoners, means, strict=True):
             summary[f"{name}/{key}"] = mean
-        label = "of which turns in place (all phases)" if phase == "turns" else phase
         lines.append(f"  {label:<46}" + "".join(f"{m:>10.1f}" for m in means))
     return lines
 

@@ -65,6 +65,7 @@ class SimRobot:
         self.phase = "look-around"  # what the actions are spent on (set by the episode's host)
         self.actions_by_phase: Counter[str] = Counter()
         self.turns = 0  # actions that turned in place
+        self.failed_drive_actions = 0  # actions of drives that failed (detour, no path, stuck, out of time)
         self.visited: list[tuple[float, float]] = [self.pose()[:2]]  # base positions after each action
 
     # ------------------------------------------------------------------ the actuator
@@ -129,9 +130,11 @@ class SimRobot:
         until: Callable[[], bool] = lambda: False,
     ) -> NavResult:
         """The navigator to within ``tolerance`` [m] of ``goal``, in at most ``max_actions`` and
-        ``max_travel_m`` metres driven, or until ``until()`` (asked before every action)."""
+        ``max_travel_m`` metres driven, or until ``until()`` (asked before every action). The
+        actions of a drive that fails otherwise (a detour, no path, stuck, out of time) are
+        counted in ``failed_drive_actions``."""
         start, travelled = self.steps, self.world.travelled
-        return self.navigator.navigate(
+        result = self.navigator.navigate(
             self.base,
             goal,
             tolerance,
@@ -142,6 +145,9 @@ class SimRobot:
                 or until()
             ),
         )
+        if not result.success and result.code != NavError.CANCELED:
+            self.failed_drive_actions += self.steps - start
+        return result
 
     def frontier_seen(self, goal: tuple[float, float], every: int = 3) -> bool:
         """True when no open frontier's goal lies within the planner's ``frontier_seen_m`` of a

@@ -183,7 +183,8 @@ def test_roomy_is_the_safest_clearance_not_a_lesser_one() -> None:
 
 def test_the_way_is_measured_at_the_safest_clearance_that_reaches_the_goal() -> None:
     """Through a 0.45 m gap the base fits at the lesser 0.2 m radius only: the way is the one
-    the navigator plans there (finite, at least the straight line), not the safest field's inf."""
+    the navigator plans there (finite: the straight line through the gap, to within a cell),
+    not the safest field's inf."""
     states = _wall_map(gap=False)
     states[int(4.0 / 0.05) : int(4.45 / 0.05), 100] = FREE  # a 0.45 m gap at y = 4 m
     navigator = Navigator(SPEC, lambda: states, PARAMS)

@@ -108,7 +108,7 @@ def run_episode(
             "cause": cause.value,
             **{f"actions/{phase}": float(env.robot.actions_by_phase[phase]) for phase in PHASES},
             "turns": float(env.robot.turns),
-            "failed_drives": float(env.robot.failed_drive_actions),
+            "failed_drive_actions": float(env.robot.failed_drive_actions),
             "sim_s": env.robot.base.now(),
             "render_s": env.world.render_s,
             "decisions": float(outcome.steps),
@@ -232,7 +232,7 @@ def _breakdowns(
     ]
     totals = {
         "turns": "of which turns in place (all phases)",
-        "failed_drives": "of which in drives that failed (all phases)",
+        "failed_drive_actions": "of which in drives that failed (all phases)",
     }
     for key, label in ({f"actions/{phase}": phase for phase in PHASES} | totals).items():
         means = [float(np.mean([r.get(key, 0.0) for r in rows if r["reasoner"] == n])) for n in reasoners]

@@ -1,10 +1,11 @@
-"""The holder vocabulary (P6/P7): its checks, what variants inherit, ranking negatives, and the
-ranking metrics of training and of the independent placements."""
+"""The holder vocabulary (P6/P7): its checks, what variants inherit, ranking negatives, the
+ranking metrics of training and of the independent placements, and training's ensemble of seeds."""
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -13,14 +14,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sg_search.bench.knowledge_independent import default_placements_path, evaluate, load_placements
+from sg_search.reasoning.knowledge import KnowledgeModel
 from sg_search.reasoning.knowledge.datasets import (
     KnowledgeDataError,
+    build_datasets,
     build_pairs,
     default_data_dir,
     load_answers,
     room_agreement,
 )
-from sg_search.reasoning.knowledge.train import ranking
+from sg_search.reasoning.knowledge.model import HEADS, WEIGHTS_FILE, load_mlps
+from sg_search.reasoning.knowledge.train import TrainConfig, ranking, train
 
 TOY = """holders: [shelf, fridge]
 rooms: [kitchen, bedroom]
@@ -142,3 +146,51 @@ def test_independent_placements_rank_the_true_holder_under_its_written_name(toy:
 def test_the_shipped_independent_placements_load() -> None:
     placements = load_placements(default_placements_path())
     assert len(placements) >= 300 and all(all(part for part in row) for row in placements)
+
+
+def test_an_ensemble_scores_the_mean_log_odds_of_its_members_each_trained_as_if_alone(
+    toy: Path, tmp_path: Path
+) -> None:
+    data, one, two = tmp_path / "data", tmp_path / "one", tmp_path / "two"
+    build_datasets(toy, data)
+    small = TrainConfig(hidden=(8, 4), epochs=2, batch_size=4, val_fraction=0.3, seed=7)
+    train(data, one, replace(small, members=1))
+    metadata = train(data, two, replace(small, members=2))
+    assert len(metadata["validation_per_member"]["cooccurrence"]) == 2
+    heads = load_mlps(two / WEIGHTS_FILE, metadata["weights_sha256"])
+    assert [len(heads[h].members) for h in HEADS] == [2, 2]
+    alone = load_mlps(one / WEIGHTS_FILE, None)
+    x = np.random.default_rng(0).normal(size=(5, 768)).astype(np.float32)
+    for head in HEADS:
+        first, second = heads[head].members
+        np.testing.assert_allclose(first(x), alone[head].members[0](x), rtol=1e-5)  # seed 7 alone
+        assert not np.allclose(first(x), second(x))  # the second member has seed 8
+        a, b = first(x), second(x)
+        odds = np.sqrt(a / (1 - a) * b / (1 - b))  # the mean of two log-odds, as odds
+        np.testing.assert_allclose(heads[head](x), odds / (1 + odds), rtol=1e-5)
+    model = KnowledgeModel.load(two)
+    pair = np.concatenate([model.encoder.encode(["fridge"]), model.encoder.encode(["milk"])], axis=1)
+    assert model.cooccurrence(["fridge"], ["milk"])[0] == pytest.approx(heads["cooccurrence"](pair)[0])
+
+
+def test_weights_of_one_mlp_in_the_layout_before_ensembles_load_as_one_member(tmp_path: Path) -> None:
+    rng = np.random.default_rng(1)
+    layers = [
+        (rng.normal(scale=0.05, size=(768, 4)), rng.normal(size=4)),
+        (rng.normal(scale=0.5, size=(4, 1)), rng.normal(size=1)),
+    ]
+    old = {
+        f"{head}/{i}/{name}": array.astype(np.float32)
+        for head in HEADS
+        for i, layer in enumerate(layers)
+        for name, array in zip("wb", layer, strict=True)
+    }
+    np.savez(tmp_path / "old.npz", **old)
+    heads = load_mlps(tmp_path / "old.npz", None)
+    x = rng.normal(size=(3, 768)).astype(np.float32)
+    for head in HEADS:
+        (member,) = heads[head].members
+        assert len(member.layers) == 2
+        np.testing.assert_allclose(heads[head](x), member(x), rtol=1e-5)
+        z = np.maximum(x @ layers[0][0] + layers[0][1], 0) @ layers[1][0] + layers[1][1]
+        np.testing.assert_allclose(member(x), 1 / (1 + np.exp(-z[:, 0])), rtol=1e-4)

@@ -36,7 +36,10 @@ def add_parsers(sub: Any) -> None:
     train.add_argument("--data", type=Path, default=None, help="dataset folder (default: the shipped one)")
     train.add_argument("--out", type=Path, required=True, help="folder for knowledge_mlp.npz/.json")
     train.add_argument("--epochs", type=int, default=0, help="override the default epochs")
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=int, default=0, help="seed of the first member; member m uses seed + m")
+    train.add_argument(
+        "--members", type=int, default=0, help="MLPs per head (default 1); their mean log-odds is the score"
+    )
 
     knowledge = sub.add_parser("knowledge", help="score pairs with the distilled knowledge")
     kn = knowledge.add_subparsers(dest="knowledge_command", required=True, metavar="ACTION")
@@ -113,6 +116,8 @@ def _train(args: argparse.Namespace) -> int:
     config = TrainConfig(seed=args.seed)
     if args.epochs:
         config = replace(config, epochs=args.epochs)
+    if args.members:
+        config = replace(config, members=args.members)
     metadata = train(args.data or default_data_dir(), args.out, config)
     shipped = json.loads((default_data_dir() / METADATA_FILE).read_text())["validation"]
     print(f"trained in {metadata['train_seconds']:.0f} s -> {args.out}")

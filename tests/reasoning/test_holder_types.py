@@ -163,9 +163,9 @@ def test_an_ensemble_scores_the_mean_log_odds_of_its_members_each_trained_as_if_
     x = np.random.default_rng(0).normal(size=(5, 768)).astype(np.float32)
     for head in HEADS:
         first, second = heads[head].members
-        np.testing.assert_allclose(first(x), alone[head].members[0](x), rtol=1e-5)  # seed 7 alone
-        assert not np.allclose(first(x), second(x))  # the second member has seed 8
         a, b = first(x), second(x)
+        np.testing.assert_allclose(a, alone[head].members[0](x), rtol=1e-5)  # seed 7 alone
+        assert not np.allclose(a, b)  # the second member has seed 8
         odds = np.sqrt(a / (1 - a) * b / (1 - b))  # the mean of two log-odds, as odds
         np.testing.assert_allclose(heads[head](x), odds / (1 + odds), rtol=1e-5)
     model = KnowledgeModel.load(two)

@@ -6,8 +6,11 @@ import numpy as np
 import pytest
 
 from sg_search.mapping.grid import GridSpec
+from sg_search.perception.backproject import mask_voxels
+from sg_search.perception.config import PerceptionConfig
 from sg_search.perception.detection import RgbdImage
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
+from sg_search.perception.pipeline import PerceptionPipeline
 from sg_search.perception.room_segmentation import name_rooms, room_match_fraction, segment_rooms
 
 
@@ -45,6 +48,25 @@ def test_noise_drops_swaps_and_reshapes_masks_reproducibly() -> None:
     assert [len(a.detect(image)) for _ in range(10)] == [len(b.detect(image)) for _ in range(10)]
     with pytest.raises(ValueError, match="drop_rate"):
         NoiseParams(drop_rate=1.5)
+
+
+def test_back_projection_erodes_the_masks_by_the_detectors_known_bleed_too() -> None:
+    # a bleed-grown mask keeps a rim of what stands beside the object, at the object's depth,
+    # which no depth clustering can split off: eroded by the bleed, it gives the clean voxels back
+    image, intrinsics, pose = _image(), (60.0, 60.0, 40.0, 30.0), np.eye(4)
+    clean = PerceptionPipeline(PerceptionConfig(), GroundTruthDetector())
+    bleeding = PerceptionPipeline(PerceptionConfig(), GroundTruthDetector(NoiseParams(dilate_px=2)))
+    assert bleeding.instances.backprojection.erode_px == clean.instances.backprojection.erode_px + 2 == 3
+    for pipeline in (clean, bleeding):
+        (fridge,) = [d for d in pipeline.detector.detect(image) if d.category == "fridge"]
+        voxels = mask_voxels(image.depth, intrinsics, pose, fridge.mask, pipeline.instances.backprojection)
+        if pipeline is clean:
+            expected = voxels
+        else:
+            np.testing.assert_array_equal(voxels, expected)
+            rimmed = mask_voxels(image.depth, intrinsics, pose, fridge.mask, clean.instances.backprojection)
+            assert len(np.setdiff1d(rimmed, expected)) > 0  # without it the rim stays
+    assert len(expected) >= 8
 
 
 def _two_rooms_and_corridor() -> tuple[np.ndarray, np.ndarray, GridSpec]:

@@ -69,6 +69,7 @@ class GroundTruthDetector:
         ignore_categories: Sequence[str] = ("structure", "robot"),
     ) -> None:
         self.noise = noise or NoiseParams()
+        self.bleed_px = self.noise.dilate_px  # the noise model's known bleed
         self.ignore = frozenset(ignore_categories)
         self._rng = np.random.default_rng(seed)
         self._seen_categories: list[str] = []

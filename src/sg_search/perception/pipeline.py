@@ -10,7 +10,7 @@ Depth in metres, poses ``T_map_camera`` (4, 4) from the camera optical frame to 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from numpy.typing import NDArray
@@ -48,7 +48,9 @@ class PerceptionPipeline:
     def __init__(self, config: PerceptionConfig, detector: Detector | None = None) -> None:
         self.config = config
         self.detector = detector or create_detector(config)
-        self.instances = InstanceMap(config.fusion(), config.backprojection())
+        backprojection = config.backprojection()
+        erode = backprojection.erode_px + self.detector.bleed_px
+        self.instances = InstanceMap(config.fusion(), replace(backprojection, erode_px=erode))
         self.reported = ReportedInstances(self.instances)
         self.vocabulary: tuple[str, ...] = ()
         self.set_vocabulary(config.vocabulary)

@@ -77,6 +77,7 @@ class YoloDetector:
     """See the module docstring."""
 
     name = "yolo"
+    bleed_px = 0  # not measured for these models: set the pipeline's erode_px for a segmenter that bleeds
 
     def __init__(
         self,

@@ -57,16 +57,15 @@ def test_back_projection_erodes_the_masks_by_the_detectors_known_bleed_too() -> 
     clean = PerceptionPipeline(PerceptionConfig(), GroundTruthDetector())
     bleeding = PerceptionPipeline(PerceptionConfig(), GroundTruthDetector(NoiseParams(dilate_px=2)))
     assert bleeding.instances.backprojection.erode_px == clean.instances.backprojection.erode_px + 2 == 3
-    for pipeline in (clean, bleeding):
+
+    def fridge_voxels(pipeline: PerceptionPipeline, eroded_as: PerceptionPipeline) -> np.ndarray:
         (fridge,) = [d for d in pipeline.detector.detect(image) if d.category == "fridge"]
-        voxels = mask_voxels(image.depth, intrinsics, pose, fridge.mask, pipeline.instances.backprojection)
-        if pipeline is clean:
-            expected = voxels
-        else:
-            np.testing.assert_array_equal(voxels, expected)
-            rimmed = mask_voxels(image.depth, intrinsics, pose, fridge.mask, clean.instances.backprojection)
-            assert len(np.setdiff1d(rimmed, expected)) > 0  # without it the rim stays
+        return mask_voxels(image.depth, intrinsics, pose, fridge.mask, eroded_as.instances.backprojection)
+
+    expected = fridge_voxels(clean, clean)
     assert len(expected) >= 8
+    np.testing.assert_array_equal(fridge_voxels(bleeding, bleeding), expected)
+    assert len(np.setdiff1d(fridge_voxels(bleeding, clean), expected)) > 0  # without it the rim stays
 
 
 def _two_rooms_and_corridor() -> tuple[np.ndarray, np.ndarray, GridSpec]:

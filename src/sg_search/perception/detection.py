@@ -60,9 +60,11 @@ class Detector(Protocol):
     (an empty vocabulary means every category the backend knows)."""
 
     name: str
-    bleed_px: int
-    """How far the backend's masks are known to spill past the object [pixels]; back-projection
-    erodes each mask by this on top of its own ``erode_px``."""
+
+    @property
+    def bleed_px(self) -> int:
+        """How far the backend's masks are known to spill past the object [pixels];
+        back-projection erodes each mask by this on top of its own ``erode_px``."""
 
     def detect(self, image: RgbdImage, vocabulary: Sequence[str] = ()) -> list[Detection]: ...
 

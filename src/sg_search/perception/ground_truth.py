@@ -69,10 +69,14 @@ class GroundTruthDetector:
         ignore_categories: Sequence[str] = ("structure", "robot"),
     ) -> None:
         self.noise = noise or NoiseParams()
-        self.bleed_px = self.noise.dilate_px  # the noise model's known bleed
         self.ignore = frozenset(ignore_categories)
         self._rng = np.random.default_rng(seed)
         self._seen_categories: list[str] = []
+
+    @property
+    def bleed_px(self) -> int:
+        """The noise model's known bleed: its dilation [pixels]."""
+        return self.noise.dilate_px
 
     def detect(self, image: RgbdImage, vocabulary: Sequence[str] = ()) -> list[Detection]:
         """One detection per instance id in the image (see the module docstring)."""

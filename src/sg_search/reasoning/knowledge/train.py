@@ -152,16 +152,17 @@ def _fit_ensemble(
     y: np.ndarray,
     loss_name: str,
     config: TrainConfig,
-    val: tuple[np.ndarray, np.ndarray, np.ndarray],
+    rank_on: tuple[np.ndarray, np.ndarray, np.ndarray] | None,
 ) -> tuple[Ensemble, list[dict[str, float]]]:
-    """Trains ``config.members`` MLPs in lockstep; returns the ensemble and its validation
-    ranking after every epoch (``val`` = features, targets, object of each pair)."""
-    vx, vy, groups = val
+    """Trains ``config.members`` MLPs in lockstep; returns the ensemble and, if ``rank_on``
+    (validation features, targets, object of each pair) is given, its ranking after every epoch."""
     runs = [_epochs(x, y, loss_name, config, config.seed + m) for m in range(config.members)]
     ensemble, curve = Ensemble(()), []
     for members in zip(*runs, strict=True):
         ensemble = Ensemble(tuple(members))
-        curve.append(ranking(ensemble(vx), vy, groups))
+        if rank_on is not None:
+            vx, vy, groups = rank_on
+            curve.append(ranking(ensemble(vx), vy, groups))
     return ensemble, curve
 
 
@@ -195,15 +196,17 @@ def train(data_dir: Path, out_dir: Path, config: TrainConfig | None = None) -> d
         x, y = _features(encoder, fit)
         vx, vy = _features(encoder, val)
         groups = np.array([p.b for p in val])
+        ranked = head == "cooccurrence"  # the containment head's groups are not holders
         heads[head], curve = _fit_ensemble(
-            x, y, "mse" if head == "containment" else "bce", config, (vx, vy, groups)
+            x, y, "mse" if head == "containment" else "bce", config, (vx, vy, groups) if ranked else None
         )
         metrics[head] = evaluate(heads[head](vx), vy)
-        per_member[head] = [evaluate(m(vx), vy) for m in heads[head].members]
-        if head == "cooccurrence":
+        member_scores = [member(vx) for member in heads[head].members]
+        per_member[head] = [evaluate(scores, vy) for scores in member_scores]
+        if ranked:
             metrics[head].update({f"rank_{k}": v for k, v in curve[-1].items()})
-            for member, scores in zip(heads[head].members, per_member[head], strict=True):
-                scores.update({f"rank_{k}": v for k, v in ranking(member(vx), vy, groups).items()})
+            for scores, own in zip(member_scores, per_member[head], strict=True):
+                own.update({f"rank_{k}": v for k, v in ranking(scores, vy, groups).items()})
             ranking_curve = curve
     out_dir.mkdir(parents=True, exist_ok=True)
     metadata = {

@@ -15,6 +15,22 @@ from rclpy.node import Node  # noqa: E402
 
 from sg_search.ros.processes import NodeProcess  # noqa: E402
 
+NODES = pytest.StashKey[list[NodeProcess]]()
+LOG_TAIL = 4000  # characters of each node's output shown with a failed test
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test shows what each node it started printed: a node's side of a lost goal or
+    a hung service is only in its own log."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "call" and report.failed:
+        for proc in item.stash.get(NODES, []):
+            report.sections.append(
+                (f"node {proc.name} (pid {proc.process.pid})", proc.output_so_far()[-LOG_TAIL:])
+            )
+
 
 @pytest.fixture
 def ros_node() -> Iterator[Node]:
@@ -38,8 +54,9 @@ def ros_node() -> Iterator[Node]:
 
 
 @pytest.fixture
-def start_node() -> Iterator[type[NodeProcess]]:
+def start_node(request: pytest.FixtureRequest) -> Iterator[type[NodeProcess]]:
     started: list[NodeProcess] = []
+    request.node.stash[NODES] = started
 
     def start(executable: str, *ros_args: str) -> NodeProcess:
         proc = NodeProcess(executable, *ros_args)

@@ -16,9 +16,9 @@ from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
-from sg_search_interfaces.srv import GetSceneGraph, SelectTarget
+from sg_search_interfaces.srv import GetSceneGraph
 from std_srvs.srv import Trigger
-from test_search_robustness import SIM, STARTUP_S, _start_stack, stack_args
+from test_search_robustness import SIM, STARTUP_S, _start_stack, stack_args, wait_for_reasoner
 from test_stack_over_dds import call
 
 from sg_search.ros.liveliness import AliveWatch
@@ -60,6 +60,7 @@ def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
     search = SearchClient(ros_node)
     executor = AliveWatch(ros_node, "affordance_executor")
     assert search.wait_until_ready(STARTUP_S), "no search action server"
+    wait_for_reasoner(ros_node)
     call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)
 
     # 1. the affordance executor dies while the planner drives for it
@@ -86,11 +87,7 @@ def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
     start_node("reasoner", *SIM, "-p", "verify:=false", "-p", "executor_wait_s:=5.0")
     reset = call(ros_node, Trigger, "reset_episode", Trigger.Request())
     assert reset.success, reset.message
-    # The killed reasoner's endpoints stay in the DDS graph until its participant's lease ends,
-    # so "the search server is there" can be the dead one: a goal sent now may reach no one.
-    # The restarted node answers select_target (created with its action server) once it is up.
-    ready = SelectTarget.Request(query="bed", reasoner="nearest")
-    assert call(ros_node, SelectTarget, "select_target", ready, timeout=STARTUP_S).success
+    wait_for_reasoner(ros_node)  # not the killed one, whose endpoints DDS still lists
     fresh = SearchClient(ros_node)
     assert fresh.wait_until_ready(STARTUP_S)
     assert fresh.start("find the bed", timeout_s=400.0)
@@ -114,6 +111,7 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
     ros_node.create_subscription(Twist, "cmd_vel", commands.append, 10)
     search = SearchClient(ros_node)
     assert search.wait_until_ready(STARTUP_S), "no search action server"
+    wait_for_reasoner(ros_node)
 
     def nodes_in_graph() -> int:
         reply = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)
@@ -181,6 +179,7 @@ def test_a_sensing_node_that_stalls_is_not_taken_for_dead(
     search = SearchClient(ros_node)
     perception = AliveWatch(ros_node, "perception")
     assert search.wait_until_ready(STARTUP_S), "no search action server"
+    wait_for_reasoner(ros_node)
     assert wait_for(lambda: perception.alive, STARTUP_S)
     assert search.start("find the unicorn", timeout_s=90.0)
     assert wait_for(lambda: _navigating(search, odom), 120.0), "the robot never drove"

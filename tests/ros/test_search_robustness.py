@@ -17,7 +17,7 @@ from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.action import NavigateTo
-from sg_search_interfaces.srv import GetSceneGraph
+from sg_search_interfaces.srv import GetSceneGraph, SelectTarget
 from std_srvs.srv import Trigger
 from test_stack_over_dds import call
 
@@ -60,6 +60,16 @@ def _start_stack(start_node: Any, snapshot: Path) -> dict[str, Any]:
     return {name: start_node(name, *args) for name, args in stack_args(snapshot).items()}
 
 
+def wait_for_reasoner(ros_node: Node) -> None:
+    """Until the reasoner answers ``select_target`` (created with its search server), with a
+    ranking or "no scene graph received yet": its executor serves requests. A discovered
+    search server is less: a killed reasoner's endpoints stay in the DDS graph until its
+    participant's lease ends, and in one CI run a discovered server left 15 goals over 30 s
+    unanswered at the start of a test (cause not found; a failed test now shows each node's
+    log, tests/ros/conftest.py)."""
+    call(ros_node, SelectTarget, "select_target", SelectTarget.Request(query="bed"), timeout=STARTUP_S)
+
+
 def test_cancel_second_goal_dead_planner_and_recovery(
     start_node: Any, ros_node: Node, tmp_path: Path
 ) -> None:
@@ -71,6 +81,7 @@ def test_cancel_second_goal_dead_planner_and_recovery(
     )
     search, second = SearchClient(ros_node), SearchClient(ros_node)
     assert search.wait_until_ready(STARTUP_S), "no search action server"
+    wait_for_reasoner(ros_node)
 
     # 1. a search for something that is not there; a second goal meanwhile is refused
     call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)

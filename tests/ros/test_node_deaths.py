@@ -18,7 +18,7 @@ from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.srv import GetSceneGraph
 from std_srvs.srv import Trigger
-from test_search_robustness import SIM, STARTUP_S, _start_stack, stack_args, wait_for_reasoner
+from test_search_robustness import SIM, STARTUP_S, _start_stack, stack_args, wait_for_search
 from test_stack_over_dds import call
 
 from sg_search.ros.liveliness import AliveWatch
@@ -59,8 +59,7 @@ def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
     odom = _odometry(ros_node)
     search = SearchClient(ros_node)
     executor = AliveWatch(ros_node, "affordance_executor")
-    assert search.wait_until_ready(STARTUP_S), "no search action server"
-    wait_for_reasoner(ros_node)
+    wait_for_search(ros_node, search)
     call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)
 
     # 1. the affordance executor dies while the planner drives for it
@@ -87,9 +86,8 @@ def test_a_dead_executor_or_reasoner_stops_the_base_and_is_named(
     start_node("reasoner", *SIM, "-p", "verify:=false", "-p", "executor_wait_s:=5.0")
     reset = call(ros_node, Trigger, "reset_episode", Trigger.Request())
     assert reset.success, reset.message
-    wait_for_reasoner(ros_node)  # not the killed one, whose endpoints DDS still lists
     fresh = SearchClient(ros_node)
-    assert fresh.wait_until_ready(STARTUP_S)
+    wait_for_search(ros_node, fresh)  # the restarted reasoner, not the killed one DDS still lists
     assert fresh.start("find the bed", timeout_s=400.0)
     assert fresh.wait(500.0), "the search after the restarts did not end"
     assert fresh.status() == TaskResult.SUCCEEDED, fresh.result()
@@ -110,8 +108,7 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
     )
     ros_node.create_subscription(Twist, "cmd_vel", commands.append, 10)
     search = SearchClient(ros_node)
-    assert search.wait_until_ready(STARTUP_S), "no search action server"
-    wait_for_reasoner(ros_node)
+    wait_for_search(ros_node, search)
 
     def nodes_in_graph() -> int:
         reply = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)
@@ -178,8 +175,7 @@ def test_a_sensing_node_that_stalls_is_not_taken_for_dead(
     odom = _odometry(ros_node)
     search = SearchClient(ros_node)
     perception = AliveWatch(ros_node, "perception")
-    assert search.wait_until_ready(STARTUP_S), "no search action server"
-    wait_for_reasoner(ros_node)
+    wait_for_search(ros_node, search)
     assert wait_for(lambda: perception.alive, STARTUP_S)
     assert search.start("find the unicorn", timeout_s=90.0)
     assert wait_for(lambda: _navigating(search, odom), 120.0), "the robot never drove"

@@ -60,13 +60,14 @@ def _start_stack(start_node: Any, snapshot: Path) -> dict[str, Any]:
     return {name: start_node(name, *args) for name, args in stack_args(snapshot).items()}
 
 
-def wait_for_reasoner(ros_node: Node) -> None:
-    """Until the reasoner answers ``select_target`` (created with its search server), with a
-    ranking or "no scene graph received yet": its executor serves requests. A discovered
-    search server is less: a killed reasoner's endpoints stay in the DDS graph until its
-    participant's lease ends, and in one CI run a discovered server left 15 goals over 30 s
-    unanswered at the start of a test (cause not found; a failed test now shows each node's
-    log, tests/ros/conftest.py)."""
+def wait_for_search(ros_node: Node, client: SearchClient) -> None:
+    """Until ``client`` has discovered the search server and the reasoner answers
+    ``select_target`` (created with that server), with a ranking or "no scene graph received
+    yet": its executor serves requests. A discovered server alone is less: a killed reasoner's
+    endpoints stay in the DDS graph until its participant's lease ends, and in one CI run a
+    discovered server left 15 goals over 30 s unanswered at the start of a test (cause not
+    found; a failed test now shows each node's log, tests/ros/conftest.py)."""
+    assert client.wait_until_ready(STARTUP_S), "no search action server"
     call(ros_node, SelectTarget, "select_target", SelectTarget.Request(query="bed"), timeout=STARTUP_S)
 
 
@@ -80,8 +81,7 @@ def test_cancel_second_goal_dead_planner_and_recovery(
         Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
     )
     search, second = SearchClient(ros_node), SearchClient(ros_node)
-    assert search.wait_until_ready(STARTUP_S), "no search action server"
-    wait_for_reasoner(ros_node)
+    wait_for_search(ros_node, search)
 
     # 1. a search for something that is not there; a second goal meanwhile is refused
     call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(), timeout=STARTUP_S)

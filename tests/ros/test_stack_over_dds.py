@@ -29,15 +29,21 @@ SCENE = package_share() / "config" / "demo" / "apartment.yaml"
 
 def call(node: Node, srv_type: Any, name: str, request: Any, timeout: float = 20.0) -> Any:
     """Call a service, retrying: a request sent before discovery completes (or to a server
-    that died while DDS still lists it) is lost, as in any ROS 2 client."""
+    that died while DDS still lists it) is lost, as in any ROS 2 client. Each retry waits twice
+    as long as the one before: a server slower than a fixed wait under load would otherwise
+    queue a retry per wait and answer each just after its caller gave up on it."""
     client = node.create_client(srv_type, name)
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    wait_s = 3.0
+    while (left := deadline - time.monotonic()) > 0:
         if not client.wait_for_service(timeout_sec=1.0):
             continue
-        response = wait_future(client.call_async(request), 3.0)
+        pending = client.call_async(request)
+        response = wait_future(pending, min(wait_s, left))
         if response is not None:
             return response
+        client.remove_pending_request(pending)
+        wait_s *= 2
     raise AssertionError(f"service {name} did not answer within {timeout} s")
 
 

@@ -27,7 +27,7 @@ import numpy as np
 from sg_search.bench import knowledge_independent
 from sg_search.bench.harness import BenchOptions, BenchReport
 from sg_search.bench.knowledge_independent import HolderScorer, RoomScorer, rank_of_truth
-from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
+from sg_search.reasoning.knowledge.datasets import shipped_answers
 from sg_search.reasoning.knowledge.names import knowledge_text
 from sg_search.sim.bddl_scenes import furniture_by_room_type
 from sg_search.sim.episodes import activity_half
@@ -62,7 +62,7 @@ def run(options: BenchOptions) -> BenchReport:
     named = Counter(p.room_type for p in placements if activity_half(p.activity) == "A")
 
     km = KnowledgeModel.load_default()
-    answers = load_answers(default_data_dir() / "llm_answers.yaml")
+    answers = shipped_answers()
     prior = HolderPrior.load_default().with_aliases(answers)
 
     def cosine(a: Sequence[str], b: Sequence[str]) -> np.ndarray:

@@ -263,11 +263,11 @@ def create_exhaustive(params: Mapping[str, Any]) -> Reasoner:
 
 def _learned(name: str, params: UtilityParams) -> Reasoner:
     from sg_search.reasoning.knowledge import KnowledgeModel
-    from sg_search.reasoning.knowledge.datasets import default_data_dir, load_answers
+    from sg_search.reasoning.knowledge.datasets import shipped_answers
     from sg_search.reasoning.knowledge.holder_prior import HolderPrior
 
     km = KnowledgeModel.load_default()
-    answers = load_answers(default_data_dir() / "llm_answers.yaml")
+    answers = shipped_answers()
     weights = HolderPrior.load_default().with_aliases(answers).weights if params.holder_prior > 0 else None
     rooms = answers.rooms if params.room_relative else ()
     return UtilityReasoner(name, km.containment, km.cooccurrence, params, weights, rooms)

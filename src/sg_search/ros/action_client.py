@@ -8,20 +8,39 @@ result) then never completes. Every action client of this package is made here.
 
 A goal's response can also be lost: the server may take the request before its response
 writer has matched this client's response reader (Fast DDS waits 100 ms for that match, then
-drops the response: ros2/rmw_fastrtps#842). rclpy's server then logs "Failed to send goal
-response" and never executes the goal. :meth:`ActionClient.send_goal_with_resend` sends it again.
+drops the response: ros2/rmw_fastrtps#842). Depending on where the send fails, rclpy's server
+then either never executes the goal ("Failed to send goal response") or executes it while the
+client waits. :meth:`ActionClient.send_goal_with_resend` sends the goal again, and takes the
+server's goal status topic as the answer for an attempt that the server runs unanswered.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+import uuid
+import weakref
 from collections.abc import Callable
 from typing import Any
 
+from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient as _RclpyActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.task import Future
+from unique_identifier_msgs.msg import UUID
+
+_RUN_OR_RAN = frozenset(
+    {
+        GoalStatus.STATUS_EXECUTING,
+        GoalStatus.STATUS_CANCELING,
+        GoalStatus.STATUS_SUCCEEDED,
+        GoalStatus.STATUS_CANCELED,
+        GoalStatus.STATUS_ABORTED,
+    }
+)
+"""Goal states that prove a goal was accepted and executed (ACCEPTED alone does not: a goal
+whose response could not be sent stays ACCEPTED and never runs)."""
+_ENDED = frozenset({GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED})
 
 RESEND_S = 2.0
 """Seconds without a goal response before the goal is sent again (20 times the 100 ms a Fast
@@ -33,6 +52,9 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._early_lock = threading.Lock()
+        self._unanswered: dict[bytes, Future] = {}  # type: ignore[type-arg]
+        """Goal id -> the response future of an attempt of :meth:`send_goal_with_resend` that
+        has no answer yet."""
         super().__init__(*args, **kwargs)
 
     @property
@@ -44,6 +66,44 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
         """rclpy assigns its own lock at the end of its __init__, when an executor may already
         hold this one: the one lock stays."""
 
+    async def execute(self, taken_data: Any) -> None:
+        await super().execute(taken_data)
+        if "status" in taken_data:
+            for status in taken_data["status"].status_list:
+                if status.status in _RUN_OR_RAN:
+                    self._adopt(status)
+
+    def _adopt(self, status: GoalStatus) -> None:
+        """Answer an unanswered attempt whose goal the server runs or ran: its response was
+        lost, and the goal is accepted. The response future's own done callback forgets the
+        request, so a response arriving after all is ignored."""
+        with self._early_lock:
+            attempt = self._unanswered.pop(bytes(status.goal_info.goal_id.uuid), None)
+        if attempt is None or attempt.done():
+            return
+        response = self._action_type.Impl.SendGoalService.Response(
+            accepted=True, stamp=status.goal_info.stamp
+        )
+        handle = ClientGoalHandle(self, status.goal_info.goal_id, response)
+        handle._status = status.status
+        if status.status not in _ENDED:
+            self._goal_handles[bytes(status.goal_info.goal_id.uuid)] = weakref.ref(handle)
+        attempt.set_result(handle)
+
+    def _send_attempt(self, goal: Any, feedback_callback: Callable[[Any], None] | None) -> Future:  # type: ignore[type-arg]
+        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
+        attempt = self.send_goal_async(goal, feedback_callback, goal_uuid=goal_id)
+        key = bytes(goal_id.uuid)
+        with self._early_lock:
+            if not attempt.done():
+                self._unanswered[key] = attempt
+        attempt.add_done_callback(lambda _: self._forget(key))
+        return attempt
+
+    def _forget(self, key: bytes) -> None:
+        with self._early_lock:
+            self._unanswered.pop(key, None)
+
     def send_goal_with_resend(
         self,
         goal: Any,
@@ -52,23 +112,41 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
         timeout_s: float,
         resend_s: float = RESEND_S,
     ) -> ClientGoalHandle | None:  # type: ignore[type-arg]
-        """Send ``goal``, again (under a new goal id) each ``resend_s`` seconds without a
-        response, until ``timeout_s`` seconds have passed; the handle of the first answer
-        (accepted or not), or None if none came. An attempt answered later than the first is
-        cancelled if it was accepted, so the goal runs once."""
-        answered = threading.Event()
+        """Send ``goal``, again (under a new goal id) each ``resend_s`` seconds without an
+        answer, until ``timeout_s`` seconds have passed; the handle of the first accepted
+        attempt, else of the first rejected one, or None if none was answered. An attempt is
+        answered by its response or by the server's status of its goal (running or ended).
+
+        A rejection while an earlier attempt is unanswered is held for ``resend_s`` more: a
+        server that runs one goal at a time rejects the resent goal because it is running the
+        first, whose response was lost. An attempt answered after the chosen one is cancelled
+        if it was accepted, so the goal runs once."""
+        changed = threading.Event()
         attempts: list[Future] = []  # type: ignore[type-arg]
         deadline = time.monotonic() + timeout_s
-        while not answered.is_set() and (left := deadline - time.monotonic()) > 0:
-            attempt = self.send_goal_async(goal, feedback_callback)
-            attempt.add_done_callback(lambda _: answered.set())
-            attempts.append(attempt)
-            answered.wait(min(resend_s, left))
-        first = next((attempt for attempt in attempts if attempt.done()), None)
+        while (left := deadline - time.monotonic()) > 0:
+            changed.clear()
+            answers = [attempt for attempt in attempts if attempt.done()]
+            if any(_accepted(attempt) for attempt in answers) or (answers and answers == attempts):
+                break
+            if answers:  # rejected while an earlier attempt is unanswered: hold the rejection
+                deadline, left = min(deadline, time.monotonic() + resend_s), min(left, resend_s)
+            else:
+                attempt = self._send_attempt(goal, feedback_callback)
+                attempt.add_done_callback(lambda _: changed.set())
+                attempts.append(attempt)
+            changed.wait(min(resend_s, left))
+        answered = [attempt for attempt in attempts if attempt.done()]
+        first = next((a for a in answered if _accepted(a)), answered[0] if answered else None)
         for attempt in attempts:
             if attempt is not first:
                 attempt.add_done_callback(_cancel_if_accepted)
         return first.result() if first is not None else None
+
+
+def _accepted(attempt: Future) -> bool:  # type: ignore[type-arg]
+    handle = attempt.result()
+    return handle is not None and bool(handle.accepted)
 
 
 def _cancel_if_accepted(attempt: Future) -> None:  # type: ignore[type-arg]

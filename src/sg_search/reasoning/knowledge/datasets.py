@@ -31,6 +31,7 @@ import json
 import random
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,14 @@ class Answers:
 def default_data_dir() -> Path:
     """The installed package's ``data/knowledge`` folder."""
     return Path(str(resources.files("sg_search.data") / "knowledge"))
+
+
+@cache
+def shipped_answers() -> Answers:
+    """The package's ``llm_answers.yaml``, parsed once a process (0.5 s here, several under
+    load: a reasoner built per request re-parsed it, and a loaded ROS reasoner then answered
+    ``select_target`` slower than its callers waited). Shared: do not modify it."""
+    return load_answers(default_data_dir() / "llm_answers.yaml")
 
 
 def load_answers(path: Path) -> Answers:

@@ -14,9 +14,8 @@ in a bedroom and 0.39 in a living room, a swivel chair likeliest in a storage ro
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cache
 
-from sg_search.reasoning.knowledge.datasets import Answers, default_data_dir, load_answers
+from sg_search.reasoning.knowledge.datasets import Answers, shipped_answers
 from sg_search.reasoning.knowledge.model import KnowledgeModel
 from sg_search.reasoning.knowledge.names import knowledge_text
 from sg_search.scene_graph.room_layer import MapRooms
@@ -33,16 +32,11 @@ def written_rooms(answers: Answers) -> dict[str, dict[str, float]]:
     return out
 
 
-@cache
-def _shipped_answers() -> Answers:
-    return load_answers(default_data_dir() / "llm_answers.yaml")  # parsed once a process: 0.8 s
-
-
 def knowledge_map_rooms(knowledge: KnowledgeModel | None = None, answers: Answers | None = None) -> MapRooms:
     """Room types of the distilled ``answers`` (default: the shipped ones); p(object in room)
     as they state it, else from ``knowledge`` (default: the shipped model, loaded when the first
     name the answers do not hold is scored)."""
-    answers = answers or _shipped_answers()
+    answers = answers or shipped_answers()
     written = written_rooms(answers)
     loaded: list[KnowledgeModel] = [knowledge] if knowledge is not None else []
 

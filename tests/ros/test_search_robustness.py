@@ -65,8 +65,8 @@ def wait_for_search(ros_node: Node, client: SearchClient) -> None:
     ``select_target`` (created with that server), with a ranking or "no scene graph received
     yet": its executor serves requests. A discovered server alone is less: a killed reasoner's
     endpoints stay in the DDS graph until its participant's lease ends, and in one CI run a
-    discovered server left 15 goals over 30 s unanswered at the start of a test (cause not
-    found; a failed test now shows each node's log, tests/ros/conftest.py)."""
+    discovered server left 15 goals over 30 s unanswered at the start of a test (a failed test
+    shows each node's log, tests/ros/conftest.py)."""
     assert client.wait_until_ready(STARTUP_S), "no search action server"
     call(ros_node, SelectTarget, "select_target", SelectTarget.Request(query="bed"), timeout=STARTUP_S)
 

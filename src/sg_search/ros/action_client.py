@@ -10,15 +10,14 @@ A goal's response can also be lost: the server may take the request before its r
 writer has matched this client's response reader (Fast DDS waits 100 ms for that match, then
 drops the response: ros2/rmw_fastrtps#842). Depending on where the send fails, rclpy's server
 then either never executes the goal ("Failed to send goal response") or executes it while the
-client waits. :meth:`ActionClient.send_goal_with_resend` sends the goal again, and takes the
-server's goal status topic as the answer for an attempt that the server runs unanswered.
+client waits. :meth:`ActionClient.send_goal_with_resend` sends the goal again, and every goal
+request of this client that the server runs unanswered is answered from its goal status topic.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-import uuid
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -27,7 +26,6 @@ from action_msgs.msg import GoalStatus
 from rclpy.action import ActionClient as _RclpyActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.task import Future
-from unique_identifier_msgs.msg import UUID
 
 _RUN_OR_RAN = frozenset(
     {
@@ -52,9 +50,6 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._early_lock = threading.Lock()
-        self._unanswered: dict[bytes, Future] = {}  # type: ignore[type-arg]
-        """Goal id -> the response future of an attempt of :meth:`send_goal_with_resend` that
-        has no answer yet."""
         super().__init__(*args, **kwargs)
 
     @property
@@ -68,19 +63,21 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
 
     async def execute(self, taken_data: Any) -> None:
         await super().execute(taken_data)
-        if "status" in taken_data:
+        if "status" in taken_data and self._pending_goal_requests:
+            with self._lock:
+                unanswered = {
+                    bytes(goal_id.uuid): self._pending_goal_requests.get(seq)
+                    for seq, goal_id in self._goal_sequence_number_to_goal_id.items()
+                }
             for status in taken_data["status"].status_list:
-                if status.status in _RUN_OR_RAN:
-                    self._adopt(status)
+                request = unanswered.get(bytes(status.goal_info.goal_id.uuid))
+                if request is not None and not request.done() and status.status in _RUN_OR_RAN:
+                    self._adopt(status, request)
 
-    def _adopt(self, status: GoalStatus) -> None:
-        """Answer an unanswered attempt whose goal the server runs or ran: its response was
-        lost, and the goal is accepted. The response future's own done callback forgets the
-        request, so a response arriving after all is ignored."""
-        with self._early_lock:
-            attempt = self._unanswered.pop(bytes(status.goal_info.goal_id.uuid), None)
-        if attempt is None or attempt.done():
-            return
+    def _adopt(self, status: GoalStatus, request: Future) -> None:  # type: ignore[type-arg]
+        """Answer the goal ``request`` from the server's ``status`` of its goal, which runs or
+        ran: its response was lost, and the goal is accepted. The future is rclpy's own, so
+        completing it forgets the request, and a response arriving after all is ignored."""
         response = self._action_type.Impl.SendGoalService.Response(
             accepted=True, stamp=status.goal_info.stamp
         )
@@ -88,21 +85,7 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
         handle._status = status.status
         if status.status not in _ENDED:
             self._goal_handles[bytes(status.goal_info.goal_id.uuid)] = weakref.ref(handle)
-        attempt.set_result(handle)
-
-    def _send_attempt(self, goal: Any, feedback_callback: Callable[[Any], None] | None) -> Future:  # type: ignore[type-arg]
-        goal_id = UUID(uuid=list(uuid.uuid4().bytes))
-        attempt = self.send_goal_async(goal, feedback_callback, goal_uuid=goal_id)
-        key = bytes(goal_id.uuid)
-        with self._early_lock:
-            if not attempt.done():
-                self._unanswered[key] = attempt
-        attempt.add_done_callback(lambda _: self._forget(key))
-        return attempt
-
-    def _forget(self, key: bytes) -> None:
-        with self._early_lock:
-            self._unanswered.pop(key, None)
+        request.set_result(handle)
 
     def send_goal_with_resend(
         self,
@@ -132,7 +115,7 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
             if answers:  # rejected while an earlier attempt is unanswered: hold the rejection
                 deadline, left = min(deadline, time.monotonic() + resend_s), min(left, resend_s)
             else:
-                attempt = self._send_attempt(goal, feedback_callback)
+                attempt = self.send_goal_async(goal, feedback_callback)
                 attempt.add_done_callback(lambda _: changed.set())
                 attempts.append(attempt)
             changed.wait(min(resend_s, left))

@@ -69,10 +69,15 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
     node.create_subscription(OccupancyGrid, "map", keep_known, LATCHED_QOS)
     try:
-        # the fusions and a map with known cells (an all-unknown map is not drawn); under load
-        # the planner may integrate its first depth frame well after perception fused three
+        # the fusions, a map with known cells (an all-unknown map is not drawn) and the live
+        # view's first map: under load the planner may integrate its first depth frame well
+        # after perception fused three, and the live view (it imports Rerun) may start or
+        # discover the planner well after this node did (in one run it logged for ~1 s only)
+        def ready() -> bool:
+            return len(got) >= 3 and bool(known_maps) and "first map logged" in procs[-1].output_so_far()
+
         deadline = time.monotonic() + 120.0
-        while (len(got) < 3 or not known_maps) and time.monotonic() < deadline:
+        while not ready() and time.monotonic() < deadline:
             executor.spin_once(timeout_sec=0.1)
         end = time.monotonic() + 4.0  # markers, a map period and a few more frames after that
         while time.monotonic() < end:
@@ -83,6 +88,7 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         rclpy.shutdown(context=context)
     assert len(got) >= 3, f"no fused instances from the simulated camera: {logs['perception']}"
     assert known_maps, f"the planner never published a map with known cells: {logs['frontier_planner']}"
+    assert "first map logged" in logs["live_view"], f"the live view logged no map: {logs['live_view']}"
     return {"folder": folder, "logs": logs}
 
 

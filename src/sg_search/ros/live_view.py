@@ -60,6 +60,7 @@ class LiveView(Node):
         self._target = ""
         self._graph: SceneGraph | None = None  # the last one logged
         self._logged_at: dict[str, float] = {}
+        self._map_shown = False  # said once in the node's log (a recording is complete from then)
         keep = self._keep
         self.create_subscription(OccupancyGrid, "map", self._on_map, LATCHED_QOS)
         self.create_subscription(Odometry, "odom", lambda m: keep("odom", m), 10)
@@ -129,6 +130,10 @@ class LiveView(Node):
             self._log(latest)
         except (ValueError, TransformError) as exc:
             self.get_logger().warning(f"live view: frame skipped: {exc}", throttle_duration_sec=10.0)
+            return
+        if "map" in latest and not self._map_shown:
+            self._map_shown = True
+            self.get_logger().info("live view: first map logged")
 
     def _log(self, latest: dict[str, Any]) -> None:
         log = self.log

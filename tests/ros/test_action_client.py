@@ -11,11 +11,13 @@ node."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 import rclpy
+from action_msgs.msg import GoalStatus
 from conftest import wait_for
 from rclpy.action import ActionClient as RclpyActionClient
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
@@ -118,11 +120,14 @@ class _LosesFirstGoalResponse(ActionClient):
     """Test double of the network: the first goal response never reaches this client, as when
     Fast DDS logs "failed to send response (timeout)" and rclpy's server runs the goal anyway
     (ros2/rmw_fastrtps#842; seen in a reasoner's log). With ``status_late`` the goal's status
-    reaches it only after the next goal response (DDS orders no messages across topics)."""
+    reaches it only after the next goal response (DDS orders no messages across topics); with
+    ``status_at_end`` only the status of an ended goal reaches it (a loaded machine's status
+    that comes seconds late)."""
 
-    def __init__(self, *args: Any, status_late: bool) -> None:
+    def __init__(self, *args: Any, status_late: bool, status_at_end: bool = False) -> None:
         super().__init__(*args)
         self.status_late = status_late
+        self.status_at_end = status_at_end
         self.lost = 0
         self.held: Any = None
 
@@ -130,6 +135,10 @@ class _LosesFirstGoalResponse(ActionClient):
         if "goal" in taken_data and not self.lost:
             self.lost += 1
             del taken_data["goal"]
+        if "status" in taken_data and self.status_at_end:
+            ended = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
+            if not any(s.status in ended for s in taken_data["status"].status_list):
+                del taken_data["status"]
         if "status" in taken_data and self.status_late and "goal" not in taken_data:
             self.held = taken_data.pop("status")
         await super().execute(taken_data)
@@ -138,12 +147,18 @@ class _LosesFirstGoalResponse(ActionClient):
             await super().execute({"status": held})
 
 
-@pytest.mark.parametrize("status_late", [False, True], ids=["status-first", "rejection-first"])
+@pytest.mark.parametrize(
+    ("status_late", "status_at_end"),
+    [(False, False), (True, False), (False, True)],
+    ids=["status-first", "rejection-first", "status-long-after-the-rejection"],
+)
 def test_a_goal_run_unanswered_is_taken_from_its_status_not_refused(
-    ros_node: Node, status_late: bool
+    ros_node: Node, status_late: bool, status_at_end: bool
 ) -> None:
     """A one-goal-at-a-time server runs the first attempt, whose response is lost; a resent
-    goal is rejected because that one runs. The search is accepted, and runs once."""
+    goal is rejected because that one runs. The search is accepted, and runs once. In the last
+    case the goal's status comes only when it ends, eight resend periods after it started
+    (held for one resend period, the rejection was taken as the answer)."""
     running = threading.Event()
     may_finish = threading.Event()
     goals: list[str] = []
@@ -161,18 +176,30 @@ def test_a_goal_run_unanswered_is_taken_from_its_status_not_refused(
         handle.succeed()
         return NavigateTo.Result(path_length=1.5)
 
-    name = f"one_at_a_time_{'late' if status_late else 'prompt'}"  # the node outlives the test
+    case = "at_end" if status_at_end else "late" if status_late else "prompt"
+    name = f"one_at_a_time_{case}"  # the node outlives the test: one server per case
     ActionServer(
         ros_node, NavigateTo, name, execute_callback=execute, goal_callback=on_goal,
         callback_group=ReentrantCallbackGroup(),
     )  # fmt: skip
-    client = _LosesFirstGoalResponse(ros_node, NavigateTo, name, status_late=status_late)
+    client = _LosesFirstGoalResponse(
+        ros_node, NavigateTo, name, status_late=status_late, status_at_end=status_at_end
+    )
     assert client.wait_for_server(timeout_sec=20.0)
+    if status_at_end:
+
+        def finish_later() -> None:  # the goal ends, and its status comes, 4 s after it started
+            if running.wait(20.0):
+                time.sleep(4.0)
+                may_finish.set()
+
+        threading.Thread(target=finish_later, daemon=True).start()
 
     handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="sofa_0"), timeout_s=20.0, resend_s=0.5)
 
     assert client.lost == 1
-    assert len(goals) == (2 if status_late else 1), "resent when the status had answered, or not resent"
+    resent = status_late or status_at_end
+    assert len(goals) == (2 if resent else 1), "resent when the status had answered, or not resent"
     assert handle is not None and handle.accepted, "the rejected resend was taken as the answer"
     assert executed == [bytes(handle.goal_id.uuid)]
     may_finish.set()

@@ -100,20 +100,27 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
         attempt, else of the first rejected one, or None if none was answered. An attempt is
         answered by its response or by the server's status of its goal (running or ended).
 
-        A rejection while an earlier attempt is unanswered is held for ``resend_s`` more: a
-        server that runs one goal at a time rejects the resent goal because it is running the
-        first, whose response was lost. An attempt answered after the chosen one is cancelled
-        if it was accepted, so the goal runs once."""
+        A rejection while an earlier attempt is unanswered is held until ``timeout_s``, and
+        nothing more is sent: a server that runs one goal at a time rejects the resent goal
+        because it is running the first, whose response was lost, and that goal's status can
+        come seconds later on a loaded machine (held for only ``resend_s``, a navigation that
+        the planner was running reached the reasoner as refused, in one loaded test run). An attempt answered after the chosen one is
+        cancelled if it was accepted, so the goal runs once."""
         changed = threading.Event()
         attempts: list[Future] = []  # type: ignore[type-arg]
-        deadline = time.monotonic() + timeout_s
+        deadline, held = time.monotonic() + timeout_s, False
         while (left := deadline - time.monotonic()) > 0:
             changed.clear()
             answers = [attempt for attempt in attempts if attempt.done()]
             if any(_accepted(attempt) for attempt in answers) or (answers and answers == attempts):
                 break
-            if answers:  # rejected while an earlier attempt is unanswered: hold the rejection
-                deadline, left = min(deadline, time.monotonic() + resend_s), min(left, resend_s)
+            if answers:  # rejected while an earlier attempt is unanswered: wait for that one
+                if not held:
+                    held = True
+                    self._node.get_logger().warning(
+                        f"{self._action_name}: a resent goal was rejected while an earlier attempt is "
+                        f"unanswered; waiting up to {left:.1f} s for that attempt's response or status"
+                    )
             else:
                 attempt = self.send_goal_async(goal, feedback_callback)
                 attempt.add_done_callback(lambda _: changed.set())

@@ -52,8 +52,9 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         NodeProcess("scene_graph_server", *sim, "-p", "markers_period_s:=0.5"),
         NodeProcess("frontier_planner", *sim),
         NodeProcess("recorder", *sim, "-p", f"output:={folder / 'run.mcap'}", *RECORDED),
-        NodeProcess("live_view", *sim, "-p", f"output:={folder / 'run.rrd'}", "-p", "period_s:=0.2"),
     ]
+    live_view = NodeProcess("live_view", *sim, "-p", f"output:={folder / 'run.rrd'}", "-p", "period_s:=0.2")
+    procs.append(live_view)
     context = rclpy.Context()
     rclpy.init(context=context)
     node = Node("recording_test", context=context)
@@ -74,7 +75,7 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         # after perception fused three, and the live view (it imports Rerun) may start or
         # discover the planner well after this node did (in one run it logged for ~1 s only)
         def ready() -> bool:
-            return len(got) >= 3 and bool(known_maps) and "first map logged" in procs[-1].output_so_far()
+            return len(got) >= 3 and bool(known_maps) and "first map logged" in live_view.output_so_far()
 
         deadline = time.monotonic() + 120.0
         while not ready() and time.monotonic() < deadline:

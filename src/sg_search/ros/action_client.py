@@ -103,10 +103,8 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
         A rejection while an earlier attempt is unanswered is held until ``timeout_s``, and
         nothing more is sent: a server that runs one goal at a time rejects the resent goal
         because it is running the first, whose response was lost, and that goal's status can
-        come seconds later on a loaded machine (held for only ``resend_s``, a navigation that
-        the planner was running reached the reasoner as refused, in one loaded test run). An
-        attempt answered after the chosen one is cancelled if it was accepted, so the goal
-        runs once."""
+        come seconds later on a loaded machine. An attempt answered after the chosen one is
+        cancelled if it was accepted, so the goal runs once."""
         changed = threading.Event()
         attempts: list[Future] = []  # type: ignore[type-arg]
         deadline, held = time.monotonic() + timeout_s, False

@@ -119,15 +119,14 @@ def test_a_lost_goal_response_is_sent_again_and_the_goal_runs_once(ros_node: Nod
 class _LosesFirstGoalResponse(ActionClient):
     """Test double of the network: the first goal response never reaches this client, as when
     Fast DDS logs "failed to send response (timeout)" and rclpy's server runs the goal anyway
-    (ros2/rmw_fastrtps#842; seen in a reasoner's log). With ``status_late`` the goal's status
-    reaches it only after the next goal response (DDS orders no messages across topics); with
-    ``status_at_end`` only the status of an ended goal reaches it (a loaded machine's status
-    that comes seconds late)."""
+    (ros2/rmw_fastrtps#842; seen in a reasoner's log). The goal's ``status`` reaches it as
+    sent ("prompt"), only after the next goal response ("late": DDS orders no messages across
+    topics), or only once the goal has ended ("at_end": a loaded machine's status that comes
+    seconds late)."""
 
-    def __init__(self, *args: Any, status_late: bool, status_at_end: bool = False) -> None:
+    def __init__(self, *args: Any, status: str) -> None:
         super().__init__(*args)
-        self.status_late = status_late
-        self.status_at_end = status_at_end
+        self.status = status
         self.lost = 0
         self.held: Any = None
 
@@ -135,11 +134,11 @@ class _LosesFirstGoalResponse(ActionClient):
         if "goal" in taken_data and not self.lost:
             self.lost += 1
             del taken_data["goal"]
-        if "status" in taken_data and self.status_at_end:
+        if "status" in taken_data and self.status == "at_end":
             ended = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
             if not any(s.status in ended for s in taken_data["status"].status_list):
                 del taken_data["status"]
-        if "status" in taken_data and self.status_late and "goal" not in taken_data:
+        if "status" in taken_data and self.status == "late" and "goal" not in taken_data:
             self.held = taken_data.pop("status")
         await super().execute(taken_data)
         if "goal" in taken_data and self.held is not None:
@@ -147,18 +146,12 @@ class _LosesFirstGoalResponse(ActionClient):
             await super().execute({"status": held})
 
 
-@pytest.mark.parametrize(
-    ("status_late", "status_at_end"),
-    [(False, False), (True, False), (False, True)],
-    ids=["status-first", "rejection-first", "status-long-after-the-rejection"],
-)
-def test_a_goal_run_unanswered_is_taken_from_its_status_not_refused(
-    ros_node: Node, status_late: bool, status_at_end: bool
-) -> None:
+@pytest.mark.parametrize("status", ["prompt", "late", "at_end"])
+def test_a_goal_run_unanswered_is_taken_from_its_status_not_refused(ros_node: Node, status: str) -> None:
     """A one-goal-at-a-time server runs the first attempt, whose response is lost; a resent
-    goal is rejected because that one runs. The search is accepted, and runs once. In the last
-    case the goal's status comes only when it ends, eight resend periods after it started
-    (held for one resend period, the rejection was taken as the answer)."""
+    goal is rejected because that one runs. The search is accepted, and runs once. With
+    "at_end" the goal's status comes only when it ends, eight resend periods after it started:
+    a client that holds the rejection for less takes it as the answer."""
     running = threading.Event()
     may_finish = threading.Event()
     goals: list[str] = []
@@ -176,17 +169,14 @@ def test_a_goal_run_unanswered_is_taken_from_its_status_not_refused(
         handle.succeed()
         return NavigateTo.Result(path_length=1.5)
 
-    case = "at_end" if status_at_end else "late" if status_late else "prompt"
-    name = f"one_at_a_time_{case}"  # the node outlives the test: one server per case
+    name = f"one_at_a_time_{status}"  # the node outlives the test: one server per case
     ActionServer(
         ros_node, NavigateTo, name, execute_callback=execute, goal_callback=on_goal,
         callback_group=ReentrantCallbackGroup(),
     )  # fmt: skip
-    client = _LosesFirstGoalResponse(
-        ros_node, NavigateTo, name, status_late=status_late, status_at_end=status_at_end
-    )
+    client = _LosesFirstGoalResponse(ros_node, NavigateTo, name, status=status)
     assert client.wait_for_server(timeout_sec=20.0)
-    if status_at_end:
+    if status == "at_end":
 
         def finish_later() -> None:  # the goal ends, and its status comes, 4 s after it started
             if running.wait(20.0):
@@ -198,7 +188,7 @@ def test_a_goal_run_unanswered_is_taken_from_its_status_not_refused(
     handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="sofa_0"), timeout_s=20.0, resend_s=0.5)
 
     assert client.lost == 1
-    resent = status_late or status_at_end
+    resent = status != "prompt"
     assert len(goals) == (2 if resent else 1), "resent when the status had answered, or not resent"
     assert handle is not None and handle.accepted, "the rejected resend was taken as the answer"
     assert executed == [bytes(handle.goal_id.uuid)]

@@ -6,9 +6,12 @@ beyond the executors' pools;
 from __future__ import annotations
 
 import math
+import os
+from pathlib import Path
 
 import pytest
 
+from sg_search.ros.processes import process_stats
 from sg_search.ros.runner import EXECUTOR_THREADS
 from sg_search.ros.soak_bench import STACK, soak_frames, soak_searches
 from sg_search.search import SearchError
@@ -35,6 +38,19 @@ def test_five_searches_in_a_row_end_within_budget_and_leak_no_threads_or_descrip
         fds = [r["nodes"][name]["fds"] for r in rows]
         assert threads[-1] - threads[1] <= EXECUTOR_THREADS, (name, threads)
         assert fds[-1] <= fds[0], (name, fds)
+
+
+def test_an_open_directory_is_a_scan_not_a_held_descriptor(tmp_path: Path) -> None:
+    """The soak's descriptor count leaves out open directories (an import walking a package
+    mid-sample) and counts an open file."""
+    before = process_stats(os.getpid())["fds"]
+    directory = os.open(tmp_path, os.O_RDONLY)
+    try:
+        assert process_stats(os.getpid())["fds"] == before
+        with (tmp_path / "held").open("w"):
+            assert process_stats(os.getpid())["fds"] == before + 1
+    finally:
+        os.close(directory)
 
 
 def test_a_thousand_frames_leave_the_graph_server_as_it_was() -> None:

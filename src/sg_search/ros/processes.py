@@ -4,6 +4,7 @@ what the operating system says about a process (memory, threads, file descriptor
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -60,12 +61,23 @@ class NodeProcess:
 
 
 def process_stats(pid: int) -> dict[str, float]:
-    """Resident memory [MB], threads and open file descriptors of a running process (Linux /proc)."""
+    """Resident memory [MB], threads and open file descriptors of a running process (Linux /proc).
+    Open directories are not counted: they are scans in progress, such as an import walking a
+    package (a graph server loading its room classifier mid-search held transformers' ``models``
+    directory open while it was sampled), not resources the process keeps."""
     status = dict(
         line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line
     )
     return {
         "rss_mb": int(status["VmRSS"].split()[0]) / 1024.0,
         "threads": float(int(status["Threads"])),
-        "fds": float(len(os.listdir(f"/proc/{pid}/fd"))),
+        "fds": float(sum(1 for fd in os.listdir(f"/proc/{pid}/fd") if not _is_directory(pid, fd))),
     }
+
+
+def _is_directory(pid: int, fd: str) -> bool:
+    """True if descriptor ``fd`` of ``pid`` is an open directory (False if it has closed since)."""
+    try:
+        return stat.S_ISDIR(os.stat(f"/proc/{pid}/fd/{fd}").st_mode)
+    except OSError:
+        return False

@@ -62,9 +62,8 @@ class NodeProcess:
 
 def process_stats(pid: int) -> dict[str, float]:
     """Resident memory [MB], threads and open file descriptors of a running process (Linux /proc).
-    Open directories are not counted: they are scans in progress, such as an import walking a
-    package (a graph server loading its room classifier mid-search held transformers' ``models``
-    directory open while it was sampled), not resources the process keeps."""
+    Open directories are not counted: they are scans in progress (an import walking a package's
+    directory), not resources the process keeps."""
     status = dict(
         line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+import pytest
+
 from sg_search.reasoning import Candidate
 from sg_search.reasoning.base import SkillAffordance
 from sg_search.scene_graph import Affordance, Layer, NodeState, SceneGraph, SceneNode
@@ -62,6 +64,20 @@ def test_navigating_to_an_object_ends_within_reach_facing_it() -> None:
     report = AffordanceExecutor(skills).execute(Candidate("cab", SkillAffordance.NAVIGATE), _graph())
     assert report.success and report.path_length == 2.0
     assert skills.calls == ["navigate cab reach", "look cab"] and skills.states == {}
+
+
+@pytest.mark.parametrize(
+    ("code", "looks"),
+    [(ExecutorError.NONE, True), (ExecutorError.TIMEOUT, True), (ExecutorError.CANCELED, False),
+     (ExecutorError.UNAVAILABLE, False)],
+)  # fmt: skip
+def test_a_drive_to_an_object_that_falls_short_still_ends_facing_it(code: ExecutorError, looks: bool) -> None:
+    short = SkillResult(False, 1.5, "no progress after 3 recoveries", code=code)
+    skills = RecordingSkills(navigation=[short])
+    report = AffordanceExecutor(skills).execute(Candidate("cab", SkillAffordance.NAVIGATE), _graph())
+    assert not report.success and report.path_length == 1.5
+    assert report.code == (ExecutorError.NAVIGATION_FAILED if code == ExecutorError.NONE else code)
+    assert skills.calls == ["navigate cab reach"] + (["look cab"] if looks else [])
 
 
 def test_navigation_is_retried_once_when_safe_and_then_reported() -> None:

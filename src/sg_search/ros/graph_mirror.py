@@ -76,6 +76,27 @@ class GraphMirror:
         if response is not None:
             self._on_update(response.update)
 
+    def catch_up(self, timeout_s: float) -> bool:
+        """Bring the copy up to the server's graph now (a ``scene_graph/get`` snapshot, applied
+        when newer than the copy) instead of waiting for the update stream, which another
+        subscriber may have been served sooner. False if the server did not answer within
+        ``timeout_s`` [s]; the stream still keeps the copy current then."""
+        if not self._client.wait_for_service(timeout_sec=timeout_s):
+            return False
+        response = wait_future(self._client.call_async(GetSceneGraph.Request(since_sequence=0)), timeout_s)
+        if response is None:
+            return False
+        try:
+            update = update_from_msg(response.update)
+        except ValueError as exc:
+            self._node.get_logger().error(f"bad scene graph snapshot {response.update.sequence}: {exc}")
+            return False
+        with self._lock:
+            if not self._synced or update.sequence > self._graph.sequence:
+                self._graph.apply(update)
+                self._synced = True
+        return True
+
     def copy(self, wait_s: float = 0.0) -> SceneGraph | None:
         """A private copy of the current graph; None if no graph arrived within ``wait_s``."""
         if not self._synced and wait_s > 0 and self._client.wait_for_service(timeout_sec=wait_s):

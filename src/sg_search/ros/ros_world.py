@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from rclpy.node import Node
 
 STAMP_SLOP_S = 1e-3  # an RGB image and an observation with stamps this close are one frame
+# Affordances whose executor ends by looking and waiting until the server's graph holds what it
+# saw: the next step's graph must hold it too, or the search closes a container on its target.
+_LOOKING = (SkillAffordance.OPEN, SkillAffordance.INSPECT)
 
 
 class RecentImages:
@@ -187,7 +190,8 @@ class RosWorld:
 
     def execute(self, candidate: Candidate) -> ExecutionReport:
         """One ExecuteAffordance goal; cancelled with the search; fatal if the executor is gone
-        or reports that a skill server is (UNAVAILABLE)."""
+        or reports that a skill server is (UNAVAILABLE). After an open or inspection the graph
+        is caught up with the server's (the executor's own copy may have been served first)."""
         client = self.executor
         if self.sensing.dead() and (dead := self.sensing.wait_alive(self.config.revive_wait_s)):
             return _blind(dead)
@@ -225,8 +229,11 @@ class RosWorld:
             return ExecutionReport(False, message="the affordance executor gave no result", fatal=True)
         result = response.result
         failure = goal_failure(response, "affordance executor")
+        succeeded = not failure and result.error_code == 0
+        if succeeded and candidate.affordance in _LOOKING:
+            self.sensing.mirror.catch_up(self.config.graph_wait_s)
         return ExecutionReport(
-            not failure and result.error_code == 0,
+            succeeded,
             float(result.path_length),
             message=failure or result.error_msg,
             code=int(result.error_code),

@@ -4,9 +4,10 @@ A reasoner picks (node, affordance); the executor turns that into skills and kee
 graph's node states honest: NAVIGATE drives to a frontier or into a room (the room becomes
 EXPLORED; a frontier the base is already at, and which stays open, is a failure, so that the
 search does not choose it forever), or within reach of an object, facing it (how a search
-ends: ObjectNav's success region with the object in view; reasoners do not choose it); OPEN
-approaches within reach, opens, marks the container OPEN and looks inside; INSPECT
-approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE closes from
+ends: ObjectNav's success region with the object in view; reasoners do not choose it; a drive
+that falls short still ends facing it, since verification re-observes it from there and may
+accept it); OPEN approaches within reach, opens, marks the container OPEN and looks inside;
+INSPECT approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE closes from
 where the base stands (where it opened it), approaching first only if that is refused, and
 marks it EXPLORED (the search closes only what it opened and looked into: it is not opened
 again). Navigation is retried ``navigation_retries`` times when the skill says a retry is safe
@@ -95,11 +96,7 @@ class AffordanceExecutor:
             return _failed(ExecutorError.UNKNOWN_NODE, f"no node {candidate.node_id!r} in the scene graph")
         affordance = candidate.affordance
         if affordance == SkillAffordance.NAVIGATE and node.kind != "frontier" and node.layer != Layer.ROOM:
-            reach = self._navigate(node, "reach")
-            if not reach.success:
-                return _report(reach, ExecutorError.NAVIGATION_FAILED)
-            looked = self.skills.look(node)
-            return ExecutionReport(True, reach.path_length + looked.path_length, looked.message)
+            return self._reach_and_face(node)
         if affordance == SkillAffordance.NAVIGATE:
             result = self._navigate(node, "explore")
             if result.success and node.kind == "frontier" and result.path_length == 0.0:
@@ -134,6 +131,17 @@ class AffordanceExecutor:
             self.skills.set_state(node.id, NodeState.EXPLORED)
             return ExecutionReport(True, view.path_length + looked.path_length, looked.message)
         return _failed(ExecutorError.NOT_AFFORDED, f"affordance {affordance!r} is not supported")
+
+    def _reach_and_face(self, node: SceneNode) -> ExecutionReport:
+        """Within reach of an object, then look at it; after a drive that fell short too (module
+        docstring), unless it was cancelled or its server is gone."""
+        reach = self._navigate(node, "reach")
+        if not reach.success and reach.code in (ExecutorError.CANCELED, ExecutorError.UNAVAILABLE):
+            return _report(reach, ExecutorError.NAVIGATION_FAILED)
+        looked = self.skills.look(node)
+        if not reach.success:
+            return _report(reach, ExecutorError.NAVIGATION_FAILED)
+        return ExecutionReport(True, reach.path_length + looked.path_length, looked.message)
 
     def _manipulated(
         self, node: SceneNode, reach: SkillResult, done: SkillResult, state: NodeState

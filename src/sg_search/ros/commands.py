@@ -54,7 +54,8 @@ def search(query: str, reasoner: str, max_steps: int, timeout_s: float, namespac
             return run_search_goal(node, query, reasoner, max_steps, timeout_s)[0]
     finally:
         node.destroy_node()
-        rclpy.shutdown()
+        if rclpy.ok():  # a SIGTERM has shut it down already
+            rclpy.shutdown()
 
 
 def run_search_goal(
@@ -81,6 +82,9 @@ def _follow_search(client: SearchClient, query: str, reasoner: str, max_steps: i
         return 4
     deadline = time.monotonic() + (timeout_s or 600.0) + 30.0
     while not client.wait(0.2):
+        if client.shut_down:
+            print("[search] ROS was shut down (a signal): the search is left unfinished")
+            return 130
         if client.server_lost:
             print("[search] the reasoner node died during the search: no result will come")
             return 6
@@ -145,4 +149,5 @@ def graph(action: str, text: str, kind: str, namespace: str) -> int:
             return 0
     finally:
         node.destroy_node()
-        rclpy.shutdown()
+        if rclpy.ok():  # a SIGTERM has shut it down already
+            rclpy.shutdown()

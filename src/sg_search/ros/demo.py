@@ -213,7 +213,8 @@ def _nodes() -> Iterator[_NodeSet]:
     finally:
         for node in reversed(nodes.all):
             node.destroy_node()
-        rclpy.shutdown()
+        if rclpy.ok():  # a SIGTERM has shut it down already
+            rclpy.shutdown()
 
 
 def _record(

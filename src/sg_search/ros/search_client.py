@@ -34,6 +34,7 @@ class SearchClient:
     """Wraps the SearchObject action; the node must be spun by an executor elsewhere."""
 
     def __init__(self, node: Node, action_name: str = "search", server_node: str = "reasoner") -> None:
+        self._context = node.context
         self._client = ActionClient(node, SearchObject, action_name)
         self._server = AliveWatch(node, server_node)
         self._handle: ClientGoalHandle | None = None
@@ -46,6 +47,12 @@ class SearchClient:
     def server_lost(self) -> bool:
         """The node serving the action (``server_node``) died: no result will come."""
         return self._server.lost
+
+    @property
+    def shut_down(self) -> bool:
+        """ROS was shut down in this process: no result will come. rclpy's handler of SIGINT and
+        SIGTERM does that and leaves the process running (SIGTERM raises nothing)."""
+        return not self._context.ok()
 
     def wait_until_ready(self, timeout_s: float = 10.0) -> bool:
         """True once the action server is discovered."""

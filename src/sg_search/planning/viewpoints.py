@@ -207,7 +207,7 @@ def half_extent(size: Coords, axis: Coords) -> float:
     return float(abs(axis[0]) * size[0] / 2 + abs(axis[1]) * size[1] / 2)
 
 
-def _beyond(point: Coords, centre: Coords, size: Coords, axis: Coords) -> float:
+def beyond_face(point: Coords, centre: Coords, size: Coords, axis: Coords) -> float:
     """How far [m] ``point`` (x, y) lies past the box's face towards ``axis``."""
     return (point[0] - centre[0]) * axis[0] + (point[1] - centre[1]) * axis[1] - half_extent(size, axis)
 
@@ -215,13 +215,13 @@ def _beyond(point: Coords, centre: Coords, size: Coords, axis: Coords) -> float:
 def side_towards(centre: Coords, size: Coords, point: Coords) -> tuple[float, float]:
     """The face of the box (centre, full size [m], ``map``) that ``point`` (x, y) [m] lies
     farthest beyond, as a unit vector (x, y): the side a base standing there sees it from."""
-    return max(AXES, key=lambda axis: _beyond(point, centre, size, axis))
+    return max(AXES, key=lambda axis: beyond_face(point, centre, size, axis))
 
 
 def in_front(goal: Coords, centre: Coords, size: Coords, front: Coords) -> bool:
     """True if ``goal`` (x, y) [m] lies ahead of the box's face towards the unit vector
     ``front`` (the half-plane beyond that face)."""
-    return _beyond(goal, centre, size, front) > 0
+    return beyond_face(goal, centre, size, front) > 0
 
 
 def facing_square(goal: Coords, centre: Coords, size: Coords, front: Coords) -> bool:

@@ -259,8 +259,12 @@ class RosWorld:
         return self.execute(Candidate(node.id, SkillAffordance.NAVIGATE))
 
     def reobserve(self, node: SceneNode, after_frame: int) -> SceneNode | None:
-        """Wait up to ``verify_observation_timeout_s`` for perception to report the candidate in
-        a frame newer than ``after_frame``."""
+        """Face the candidate again (:meth:`approach`: back within reach if the base has
+        drifted, then look at it, as the in-process world aims before each frame, so that an
+        accepted find ends with it in view), then wait up to ``verify_observation_timeout_s``
+        for perception to report it in a frame newer than ``after_frame``."""
+        if self.approach(node).fatal:  # a failed drive leaves the judgement to the observations
+            return None
         deadline = time.monotonic() + self.config.verify_observation_timeout_s
         while time.monotonic() < deadline and not self.should_stop() and not self.sensing.perception.lost:
             graph = self.sensing.graph()

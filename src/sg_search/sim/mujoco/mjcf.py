@@ -69,6 +69,8 @@ class WorldSpec:
     openable: dict[str, str] = field(default_factory=dict)  # furniture id -> hinge/slide joint name
     open_value: dict[str, float] = field(default_factory=dict)  # furniture id -> joint value when open
     fronts: dict[str, tuple[float, float]] = field(default_factory=dict)  # furniture id -> unit normal
+    # door id -> unit vector along its front from the centre towards the hinged edge
+    hinge_sides: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
 def front_normal(item: PlacedFurniture, layout: HouseLayout) -> tuple[float, float]:
@@ -164,6 +166,7 @@ def _furniture(item: PlacedFurniture, layout: HouseLayout, spec: WorldSpec, cont
     axis_sign = 1.0 if (nx * along[1] - ny * along[0]) > 0 else -1.0
     joint = f"{name}/hinge"
     spec.openable[name] = joint
+    spec.hinge_sides[name] = along
     door = (
         f'<body name="{name}/door" pos="{hinge[0]:.4f} {hinge[1]:.4f} {hinge[2]:.4f}">'
         f'<joint name="{joint}" type="hinge" axis="0 0 {axis_sign:.0f}" '

@@ -22,11 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.planning.viewpoints import in_front
+from sg_search.planning.viewpoints import beyond_face, in_front
 from sg_search.sim.layout import HouseLayout
 from sg_search.sim.mujoco.mjcf import SmallObject, build_mjcf
 
 TILT_RANGE = (-0.8, 1.2)  # [rad] the camera's tilt limits (positive looks down)
+# [m] how far past the hinged edge of a door the base centre may stand to open it: the
+# tolerance a drive to a reach viewpoint ends within (planning reach_tolerance_m)
+FRONT_MARGIN_M = 0.1
 
 
 class SimError(ValueError):
@@ -261,8 +264,10 @@ class SimWorld:
 
     def set_open(self, node_id: str, open_: bool, reach_m: float = 1.0) -> None:
         """Open or close a container's door or drawer; SimError if it is not openable, out of
-        reach, or the base is not in front of it (beyond the face it opens towards: a door is
-        not opened from beside the carcass or through the wall behind it)."""
+        reach, or the base is not in front of it (beyond the face it opens towards and, for a
+        door, not more than :data:`FRONT_MARGIN_M` past its hinged edge: a door is not opened
+        from beside the carcass, through the wall behind it, or from past the corner where the
+        opened door stands between the camera and the inside)."""
         joint = self.spec.openable.get(node_id)
         if joint is None:
             what = "is not openable" if node_id in self.spec.categories else "does not exist"
@@ -272,7 +277,11 @@ class SimWorld:
             raise SimError(f"{node_id!r} is {distance:.2f} m away; reach is {reach_m:.2f} m")
         item = next(f for f in self.layout.furniture if f.furniture_id == node_id)
         front = self.spec.fronts[node_id]
-        if not in_front(self.pose[:2], item.center, item.size, front):
+        hinge = self.spec.hinge_sides.get(node_id)
+        past_hinge = (
+            hinge is not None and beyond_face(self.pose[:2], item.center, item.size, hinge) > FRONT_MARGIN_M
+        )
+        if past_hinge or not in_front(self.pose[:2], item.center, item.size, front):
             towards = f"({front[0]:+.0f}, {front[1]:+.0f})"
             raise WrongSideError(f"{node_id!r} opens towards {towards}; the base is not in front of it")
         was_open = self.is_open(node_id)

@@ -263,7 +263,7 @@ class RosWorld:
         drifted, then look at it, as the in-process world aims before each frame, so that an
         accepted find ends with it in view), then wait up to ``verify_observation_timeout_s``
         for perception to report it in a frame newer than ``after_frame``."""
-        if self.approach(node).fatal:  # a failed drive leaves the judgement to the observations
+        if self.approach(node).fatal:  # the executor is gone; a drive that fell short is not fatal
             return None
         deadline = time.monotonic() + self.config.verify_observation_timeout_s
         while time.monotonic() < deadline and not self.should_stop() and not self.sensing.perception.lost:

@@ -29,7 +29,7 @@ from sg_search.sim.mujoco.mjcf import SmallObject, build_mjcf
 TILT_RANGE = (-0.8, 1.2)  # [rad] the camera's tilt limits (positive looks down)
 # [m] how far past the hinged edge of a door the base centre may stand to open it: the
 # tolerance a drive to a reach viewpoint ends within (planning reach_tolerance_m)
-FRONT_MARGIN_M = 0.1
+HINGE_MARGIN_M = 0.1
 
 
 class SimError(ValueError):
@@ -265,7 +265,7 @@ class SimWorld:
     def set_open(self, node_id: str, open_: bool, reach_m: float = 1.0) -> None:
         """Open or close a container's door or drawer; SimError if it is not openable, out of
         reach, or the base is not in front of it (beyond the face it opens towards and, for a
-        door, not more than :data:`FRONT_MARGIN_M` past its hinged edge: a door is not opened
+        door, not more than :data:`HINGE_MARGIN_M` past its hinged edge: a door is not opened
         from beside the carcass, through the wall behind it, or from past the corner where the
         opened door stands between the camera and the inside)."""
         joint = self.spec.openable.get(node_id)
@@ -279,7 +279,7 @@ class SimWorld:
         front = self.spec.fronts[node_id]
         hinge = self.spec.hinge_sides.get(node_id)
         past_hinge = (
-            hinge is not None and beyond_face(self.pose[:2], item.center, item.size, hinge) > FRONT_MARGIN_M
+            hinge is not None and beyond_face(self.pose[:2], item.center, item.size, hinge) > HINGE_MARGIN_M
         )
         if past_hinge or not in_front(self.pose[:2], item.center, item.size, front):
             towards = f"({front[0]:+.0f}, {front[1]:+.0f})"

@@ -1,5 +1,6 @@
-"""The base over ROS judges a blockage in the clock the base moves in: a simulator that stops
-(starved on a loaded machine) while the wall clock runs on is not a bumper hit."""
+"""The base over ROS judges a blockage, and tells the navigator the time, in the clock the base
+moves in: a simulator that stops (starved on a loaded machine) while the wall clock runs on is
+not a bumper hit, nor a slow turn on the spot a drive without progress."""
 
 from __future__ import annotations
 
@@ -25,10 +26,10 @@ def _base(ros_node: Node, blocked: list[Pose2D], clock: list[float] | None = Non
     """A base standing at (1, 2) in ``map``; its stall window on ``clock[0]`` [s] or the wall."""
     tf = TransformBuffer()
     tf.set_transform("map", "base_link", 0.0, Transform(np.array([1.0, 2.0, 0.0])), static=True)
-    stall_clock = time.monotonic if clock is None else lambda: clock[0]
+    base_clock = time.monotonic if clock is None else lambda: clock[0]
     return TwistBase(
         tf, ros_node.create_publisher(Twist, "cmd_vel", 10), "map", "base_link", PERIOD_S,
-        StallDetector(window_s=WINDOW_S), blocked.append, stall_clock,
+        StallDetector(window_s=WINDOW_S), blocked.append, base_clock,
     )  # fmt: skip
 
 
@@ -51,3 +52,16 @@ def test_on_the_wall_clock_the_same_stall_is_taken_for_a_blockage(ros_node: Node
     forward = Command(0.3, 0.0, FollowStatus.ACTIVE)
     said = [base.command(forward) for _ in range(int(2.5 * WINDOW_S / PERIOD_S))]
     assert not all(said) and blocked
+
+
+def test_the_navigator_reads_the_time_the_base_moves_in(ros_node: Node) -> None:
+    """The follower's progress window and the navigator's timeout read ``now()``: on the wall
+    clock a turn on the spot that a loaded simulator plays slowly ended drives as stuck ("no
+    progress after 3 recoveries", in most demo runs of session 35)."""
+    clock: list[float] = [10.0]
+    base = _base(ros_node, [], clock)
+    assert base.now() == 10.0
+    time.sleep(0.1)  # the wall clock runs on, the simulator's does not
+    assert base.now() == 10.0
+    clock[0] = 10.5
+    assert base.now() == 10.5

@@ -96,7 +96,7 @@ class FrontierPlanner(Node):
         self.base = TwistBase(
             self.tf, self._cmd_pub, c.map_frame, c.base_frame, c.control_period_s,
             StallDetector(c.stall_window_s, c.stall_progress_m), self._on_blocked,
-            stall_clock=lambda: self.get_clock().now().nanoseconds * 1e-9,
+            clock=lambda: self.get_clock().now().nanoseconds * 1e-9,
         )  # fmt: skip
         self.create_timer(
             self.config.update_period_s, self._update, callback_group=MutuallyExclusiveCallbackGroup()

@@ -1,10 +1,12 @@
 """A mobile base over ROS for the core's navigator: pose from TF (``map_frame`` <- ``base_frame``),
 velocity commands on a Twist publisher, one command per control period (wall clock). Given a
 :class:`~sg_search.planning.stall.StallDetector`, a base that is told to drive forward and does
-not move reports itself blocked (``on_blocked`` with its pose; the command returns False). The
-stall window runs on ``stall_clock``, the clock the base moves in: the node's (simulated time
-under ``use_sim_time``), so a simulator that falls behind the wall clock on a loaded machine is
-not taken for a blocked base."""
+not move reports itself blocked (``on_blocked`` with its pose; the command returns False).
+:meth:`TwistBase.now` and the stall window run on ``clock``, the clock the base moves in: the
+node's (simulated time under ``use_sim_time``), so a simulator that falls behind the wall clock
+on a loaded machine is not taken for a blocked base, nor a turn on the spot that takes longer
+in wall time for a drive without progress (the follower's window and the navigator's timeout
+read :meth:`TwistBase.now`)."""
 
 from __future__ import annotations
 
@@ -32,11 +34,11 @@ class TwistBase:
         period_s: float,
         stall: StallDetector | None = None,
         on_blocked: Callable[[Pose2D], None] = lambda pose: None,
-        stall_clock: Callable[[], float] = time.monotonic,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.tf, self.cmd_vel = tf, cmd_vel
         self.map_frame, self.base_frame, self.period_s = map_frame, base_frame, period_s
-        self.stall, self.on_blocked, self.stall_clock = stall, on_blocked, stall_clock
+        self.stall, self.on_blocked, self.clock = stall, on_blocked, clock
 
     def pose(self) -> Pose2D | None:
         """The base in the map, or None while TF does not know it."""
@@ -51,11 +53,11 @@ class TwistBase:
         if self.stall is None:
             return True
         pose = self.pose()
-        if pose is None or not self.stall.update(self.stall_clock(), pose, command.linear):
+        if pose is None or not self.stall.update(self.clock(), pose, command.linear):
             return True
         self.on_blocked(pose)
         return False
 
     def now(self) -> float:
-        """Wall-clock seconds."""
-        return time.monotonic()
+        """Seconds on ``clock`` (module docstring)."""
+        return self.clock()

@@ -1,11 +1,14 @@
 """Verification over DDS faces the candidate before each observation, as the in-process world
 aims before each frame: a base that rolled past its viewpoint after the approach would
-otherwise end an accepted find with the object out of view (a demo run did)."""
+otherwise end an accepted find with the object out of view (a demo run did). A base that still
+stands where the approach left it is not sent again."""
 
 from __future__ import annotations
 
 import threading
+import time
 
+import numpy as np
 import pytest
 from rclpy.action import ActionServer
 from rclpy.action.server import ServerGoalHandle
@@ -13,36 +16,75 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance
 
+from sg_search.geometry import Transform, frames
 from sg_search.ros.action_client import ActionClient
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.ros_world import RosSensing, RosWorld
+from sg_search.ros.tf import TfBroadcaster, transform_to_msg
 from sg_search.scene_graph import Layer, SceneNode
 from sg_search.search.config import ReasonerNodeConfig
 
 pytestmark = pytest.mark.ros
 
 
-def test_each_reobservation_faces_the_candidate_through_the_executor(ros_node: Node) -> None:
+def _executor_double(node: Node) -> list[tuple[str, int]]:
+    """Test double of the affordance executor: records each goal and succeeds."""
     goals: list[tuple[str, int]] = []
     lock = threading.Lock()
 
     def execute(handle: ServerGoalHandle) -> ExecuteAffordance.Result:
-        """Test double of the affordance executor: records the goal and succeeds."""
         with lock:
             goals.append((handle.request.node_id, handle.request.affordance))
         handle.succeed()
         return ExecuteAffordance.Result()
 
     ActionServer(
-        ros_node, ExecuteAffordance, "execute_affordance", execute_callback=execute,
+        node, ExecuteAffordance, "execute_affordance", execute_callback=execute,
         callback_group=ReentrantCallbackGroup(),
     )  # fmt: skip
-    config = ReasonerNodeConfig(verify_observation_timeout_s=0.2, sensing_nodes=())
-    client = ActionClient(ros_node, ExecuteAffordance, "execute_affordance")
-    assert client.wait_for_server(timeout_sec=20.0)
-    world = RosWorld(RosSensing(ros_node, config, GraphMirror(ros_node)), client, lambda: False)
-    tomato = SceneNode("obj_13", Layer.OBJECT, "object", "beefsteak tomato", position=(9.7, -2.3, 0.1))
+    return goals
 
-    assert world.reobserve(tomato, after_frame=10) is None  # no perception runs: not seen again
-    assert world.reobserve(tomato, after_frame=10) is None
-    assert goals == [("obj_13", ExecuteAffordance.Goal.NAVIGATE)] * 2
+
+def _world(node: Node) -> RosWorld:
+    config = ReasonerNodeConfig(verify_observation_timeout_s=0.2, sensing_nodes=())
+    client = ActionClient(node, ExecuteAffordance, "execute_affordance")
+    assert client.wait_for_server(timeout_sec=20.0)
+    return RosWorld(RosSensing(node, config, GraphMirror(node)), client, lambda: False)
+
+
+TOMATO = SceneNode("obj_13", Layer.OBJECT, "object", "beefsteak tomato", position=(9.7, -2.3, 0.1))
+NAVIGATE = ExecuteAffordance.Goal.NAVIGATE
+
+
+def test_each_reobservation_faces_the_candidate_through_the_executor(ros_node: Node) -> None:
+    goals = _executor_double(ros_node)
+    world = _world(ros_node)  # no TF: where the base stands is unknown, so it faces again
+
+    assert world.reobserve(TOMATO, after_frame=10) is None  # no perception runs: not seen again
+    assert world.reobserve(TOMATO, after_frame=10) is None
+    assert goals == [("obj_13", NAVIGATE)] * 2
+
+
+def _place_base(broadcaster: TfBroadcaster, world: RosWorld, x: float) -> None:
+    """The base at (x, 0) facing +x in the map, and wait until the world's TF knows it."""
+    pose = Transform(np.array([x, 0.0, 0.0]), np.array([0.0, 0.0, 0.0, 1.0]))
+    broadcaster.send_static([transform_to_msg(frames.MAP, frames.BASE_LINK, 0.0, pose)])
+    deadline = time.monotonic() + 10.0
+    while (p := world.pose()) is None or abs(p[0] - x) > 1e-6:
+        assert time.monotonic() < deadline, f"TF never placed the base at x = {x}"
+        time.sleep(0.02)
+
+
+def test_a_base_that_has_not_moved_since_the_approach_is_not_sent_again(ros_node: Node) -> None:
+    goals = _executor_double(ros_node)
+    world = _world(ros_node)
+    broadcaster = TfBroadcaster(ros_node)
+    _place_base(broadcaster, world, 1.0)
+
+    world.approach(TOMATO)  # what verification does first
+    assert world.reobserve(TOMATO, after_frame=10) is None
+    assert goals == [("obj_13", NAVIGATE)]  # still where the approach left it: no second drive
+
+    _place_base(broadcaster, world, 1.2)  # the base rolled on after arriving
+    assert world.reobserve(TOMATO, after_frame=10) is None
+    assert goals == [("obj_13", NAVIGATE)] * 2

@@ -4,6 +4,7 @@ not a bumper hit, nor a slow turn on the spot a drive without progress."""
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -12,8 +13,9 @@ from geometry_msgs.msg import Twist
 from rclpy.node import Node
 
 from sg_search.geometry import Pose2D
-from sg_search.geometry.transforms import Transform, TransformBuffer
+from sg_search.geometry.transforms import Transform, TransformBuffer, quat_from_yaw
 from sg_search.planning.follower import Command, FollowStatus
+from sg_search.planning.navigator import turn_towards
 from sg_search.planning.stall import StallDetector
 from sg_search.ros.twist_base import TwistBase
 
@@ -54,14 +56,36 @@ def test_on_the_wall_clock_the_same_stall_is_taken_for_a_blockage(ros_node: Node
     assert not all(said) and blocked
 
 
-def test_the_navigator_reads_the_time_the_base_moves_in(ros_node: Node) -> None:
-    """The follower's progress window and the navigator's timeout read ``now()``: on the wall
-    clock a turn on the spot that a loaded simulator plays slowly ended drives as stuck ("no
-    progress after 3 recoveries", in most demo runs of session 35)."""
-    clock: list[float] = [10.0]
-    base = _base(ros_node, [], clock)
-    assert base.now() == 10.0
-    time.sleep(0.1)  # the wall clock runs on, the simulator's does not
-    assert base.now() == 10.0
-    clock[0] = 10.5
-    assert base.now() == 10.5
+def test_a_turn_that_a_slow_simulator_plays_ends_within_its_simulated_timeout(ros_node: Node) -> None:
+    """The navigator's timeouts and the follower's progress window read ``now()``: on the wall
+    clock a turn on the spot that a loaded simulator plays slowly ran out of time and ended drives
+    as stuck ("no progress after 3 recoveries", in most demo runs of session 35)."""
+    tf = TransformBuffer()
+    sim = {"t": 0.0, "yaw": 0.0, "w": 0.0}  # simulated time [s], the base's yaw [rad], turn rate [rad/s]
+    lock, done = threading.Lock(), threading.Event()
+
+    def on_cmd_vel(msg: Twist) -> None:
+        with lock:
+            sim["w"] = msg.angular.z
+
+    def simulator() -> None:
+        """Test double of a loaded simulator: it plays 4 ms of its time per 20 ms of the wall's."""
+        while not done.is_set():
+            with lock:
+                sim["t"] += 0.004
+                sim["yaw"] += sim["w"] * 0.004
+                pose = Transform(np.zeros(3), quat_from_yaw(sim["yaw"]))
+            tf.set_transform("map", "base_link", 0.0, pose, static=True)
+            time.sleep(0.02)
+
+    ros_node.create_subscription(Twist, "cmd_vel", on_cmd_vel, 10)
+    thread = threading.Thread(target=simulator, daemon=True)
+    thread.start()
+    try:
+        base = TwistBase(tf, ros_node.create_publisher(Twist, "cmd_vel", 10), "map", "base_link", PERIOD_S,
+                         clock=lambda: sim["t"])  # fmt: skip
+        # 0.3 rad at 1 rad/s: 0.3 s of the simulator's time, about 1.5 s of the wall's
+        assert turn_towards(base, 0.3, 0.02, 1.0, timeout_s=0.6)
+    finally:
+        done.set()
+        thread.join()

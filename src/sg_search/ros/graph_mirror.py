@@ -99,10 +99,8 @@ class GraphMirror:
 
     def copy(self, wait_s: float = 0.0) -> SceneGraph | None:
         """A private copy of the current graph; None if no graph arrived within ``wait_s``."""
-        if not self._synced and wait_s > 0 and self._client.wait_for_service(timeout_sec=wait_s):
-            response = wait_future(self._client.call_async(GetSceneGraph.Request(since_sequence=0)), wait_s)
-            if response is not None:
-                self._on_update(response.update)
+        if not self._synced and wait_s > 0:
+            self.catch_up(wait_s)
         with self._lock:
             if not self._synced:
                 return None

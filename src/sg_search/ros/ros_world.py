@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from rclpy.node import Node
 
 STAMP_SLOP_S = 1e-3  # an RGB image and an observation with stamps this close are one frame
+# A base within this of where it stood after facing a candidate still faces it [m, rad].
+STILL_FACING_M = 0.03
+STILL_FACING_RAD = math.radians(3.0)
 # Affordances whose executor ends by looking and waiting until the server's graph holds what it
 # saw: the next step's graph must hold it too, or the search closes a container on its target.
 _LOOKING = (SkillAffordance.OPEN, SkillAffordance.INSPECT)
@@ -171,6 +174,7 @@ class RosWorld:
         self.executor = executor
         self.should_stop = should_stop
         self._in_flight: Any = None
+        self._faced: tuple[str, Pose2D] | None = None  # (node id, base pose) after the last approach
 
     def graph(self) -> SceneGraph | None:
         """See :class:`RosSensing`."""
@@ -256,15 +260,19 @@ class RosWorld:
     def approach(self, node: SceneNode) -> ExecutionReport:
         """NAVIGATE to an object: the executor drives within reach of it (the viewpoints the
         in-process world's approach uses) and looks at it."""
-        return self.execute(Candidate(node.id, SkillAffordance.NAVIGATE))
+        report = self.execute(Candidate(node.id, SkillAffordance.NAVIGATE))
+        pose = self.pose()
+        self._faced = (node.id, pose) if pose is not None and not report.fatal else None
+        return report
 
     def reobserve(self, node: SceneNode, after_frame: int) -> SceneNode | None:
-        """Face the candidate again (:meth:`approach`: back within reach if the base has
-        drifted, then look at it, as the in-process world aims before each frame, so that an
-        accepted find ends with it in view), then wait up to ``verify_observation_timeout_s``
-        for perception to report it in a frame newer than ``after_frame``."""
-        if self.approach(node).fatal:  # the executor is gone; a drive that fell short is not fatal
-            return None
+        """Face the candidate again unless the base still stands where the last approach to it
+        left it (:meth:`approach`: back within reach if the base has drifted, then look at it, as
+        the in-process world aims before each frame, so that an accepted find ends with it in
+        view), then wait up to ``verify_observation_timeout_s`` for perception to report it in a
+        frame newer than ``after_frame``."""
+        if not self._still_facing(node) and self.approach(node).fatal:
+            return None  # the executor is gone; a drive that fell short is not fatal
         deadline = time.monotonic() + self.config.verify_observation_timeout_s
         while time.monotonic() < deadline and not self.should_stop() and not self.sensing.perception.lost:
             graph = self.sensing.graph()
@@ -273,6 +281,15 @@ class RosWorld:
                 return seen
             time.sleep(0.1)
         return None
+
+    def _still_facing(self, node: SceneNode) -> bool:
+        """Whether the base stands within STILL_FACING_* of its pose after approaching ``node``."""
+        pose = self.pose()
+        if self._faced is None or self._faced[0] != node.id or pose is None:
+            return False
+        x, y, yaw = self._faced[1]
+        turn = abs(math.remainder(pose[2] - yaw, math.tau))
+        return math.hypot(pose[0] - x, pose[1] - y) <= STILL_FACING_M and turn <= STILL_FACING_RAD
 
 
 def _blind(dead: list[str]) -> ExecutionReport:

@@ -42,6 +42,7 @@ from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.liveliness import AliveWatch, announce_alive
 from sg_search.ros.params import declare_config
 from sg_search.ros.perceived_frames import PerceivedFrames
+from sg_search.ros.qos import CMD_VEL_QOS
 from sg_search.ros.tf import base_pose, create_transform_source
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
@@ -70,7 +71,7 @@ class AffordanceExecutorNode(Node):
         self._open = self.create_client(SetContainer, c.open_service, callback_group=group)
         self._close = self.create_client(SetContainer, c.close_service, callback_group=group)
         self._set_state = self.create_client(SetNodeState, "scene_graph/set_state", callback_group=group)
-        self._cmd = self.create_publisher(Twist, "cmd_vel", 10)
+        self._cmd = self.create_publisher(Twist, "cmd_vel", CMD_VEL_QOS)
         self._alive = announce_alive(self)  # DDS liveliness: dependants see this node die
         self._sender = AliveWatch(self, self.config.goal_sender)
         self.tf = create_transform_source(self)

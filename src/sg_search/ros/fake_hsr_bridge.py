@@ -23,6 +23,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from sg_search.geometry import frames
 from sg_search.geometry.transforms import Transform, quat_from_yaw
+from sg_search.ros.qos import CMD_VEL_QOS
 from sg_search.ros.tf import TfBroadcaster, transform_to_msg
 from sg_search.sim.hsr.fake_hsr import FakeHsrModel, FakeHsrParams
 
@@ -50,7 +51,7 @@ class FakeHsr(Node):
         self._odom = self.create_publisher(Odometry, "/omni_base_controller/wheel_odom", 10)
         self._joints = self.create_publisher(JointState, "/joint_states", 10)
         self._state = self.create_publisher(String, "/fake_hsr/state", 10)
-        self.create_subscription(Twist, "/omni_base_controller/cmd_vel", self._on_twist, 10)
+        self.create_subscription(Twist, "/omni_base_controller/cmd_vel", self._on_twist, CMD_VEL_QOS)
         for controller in ("head_trajectory_controller", "arm_trajectory_controller", "gripper_controller"):
             self.create_subscription(
                 JointTrajectory, f"/{controller}/joint_trajectory", self._on_trajectory, 10

@@ -46,7 +46,7 @@ from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.liveliness import AliveWatch, announce_alive
 from sg_search.ros.params import declare_config
-from sg_search.ros.qos import LATCHED_QOS, SENSOR_QOS
+from sg_search.ros.qos import CMD_VEL_QOS, LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import SceneGraph
@@ -89,7 +89,7 @@ class FrontierPlanner(Node):
         self._map_pub = self.create_publisher(OccupancyGrid, "map", LATCHED_QOS)
         self._frontier_pub = self.create_publisher(FrontierArray, "frontiers", 10)
         self._plan_pub = self.create_publisher(Path, "plan", 10)
-        self._cmd_pub = self.create_publisher(Twist, "cmd_vel", 10)
+        self._cmd_pub = self.create_publisher(Twist, "cmd_vel", CMD_VEL_QOS)
         self._alive = announce_alive(self)
         self._sender = AliveWatch(self, self.config.goal_sender)
         c = self.config

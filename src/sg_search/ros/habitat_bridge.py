@@ -45,7 +45,7 @@ from sg_search.habitat.convert import (
 )
 from sg_search.habitat.motion import objectnav_outcome, step_target, turned
 from sg_search.ros.params import declare_config
-from sg_search.ros.qos import LATCHED_QOS
+from sg_search.ros.qos import CMD_VEL_QOS, LATCHED_QOS
 from sg_search.ros.sensor_publishers import SensorPublishers
 
 
@@ -105,7 +105,7 @@ class HabitatBridge(Node):
         self._sensors = SensorPublishers(self, (c.map_frame, c.odom_frame, c.base_frame, c.camera_frame))
         self._table_pub = self.create_publisher(String, "instance_categories", LATCHED_QOS)
         self._metrics = self.create_publisher(String, "objectnav/metrics", LATCHED_QOS)
-        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10)
+        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, CMD_VEL_QOS)
         self.create_subscription(String, "discrete_action", self._on_action, 10)
         self.create_service(Trigger, "reset_episode", self._on_reset)
         self._reset()

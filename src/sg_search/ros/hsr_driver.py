@@ -45,7 +45,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from sg_search.config import package_share
 from sg_search.geometry import Transform, TransformError, yaw_from_quat
 from sg_search.ros.params import declare_config
-from sg_search.ros.qos import LATCHED_QOS
+from sg_search.ros.qos import CMD_VEL_QOS, LATCHED_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.skills.config import HsrDriverConfig
 from sg_search.skills.motions import MotionError, OpeningMotion, load_motions
@@ -79,13 +79,13 @@ class HsrDriver(Node):
         self._last_cmd = 0.0
         self._forwarding = False
         group = ReentrantCallbackGroup()
-        self._base = self.create_publisher(Twist, "base_cmd_vel", 10)
+        self._base = self.create_publisher(Twist, "base_cmd_vel", CMD_VEL_QOS)
         self._head = self.create_publisher(JointTrajectory, "head_trajectory", 10)
         self._arm = self.create_publisher(JointTrajectory, "arm_trajectory", 10)
         self._gripper = self.create_publisher(JointTrajectory, "gripper_trajectory", 10)
         self.create_subscription(Odometry, "odom", self._on_odom, 10, callback_group=group)
         self.create_subscription(JointState, "joint_states", self._on_joints, 10, callback_group=group)
-        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10, callback_group=group)
+        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, CMD_VEL_QOS, callback_group=group)
         self.create_subscription(Bool, "emergency_stop", self._on_estop, LATCHED_QOS, callback_group=group)
         self.create_timer(0.1, self._dead_man, callback_group=group)
         for action, name, execute in (

@@ -11,3 +11,8 @@ LATCHED_QOS = QoSProfile(
     depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
 )
 """The last message for late joiners: the map, static tables."""
+
+CMD_VEL_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE)
+"""Velocity commands: only the newest counts. A driver whose executor fell behind must not play
+a queue of old commands after the newest one (a stop): the simulated base rolled 0.1 m past
+where the planner had stopped it, and a container was opened from there."""

@@ -39,7 +39,7 @@ class RecorderConfig:
 
     output: str = "run.mcap"
     topics: tuple[str, ...] = (
-        "/tf", "/tf_static", "odom", "plan", "frontiers", "scene_graph/updates",
+        "/tf", "/tf_static", "odom", "cmd_vel", "plan", "frontiers", "scene_graph/updates",
         "scene_graph/markers", "observations", "search/target",
     )  # fmt: skip
     throttled_topics: tuple[str, ...] = ("rgb", "depth", "camera_info", "map")

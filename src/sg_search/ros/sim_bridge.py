@@ -38,7 +38,7 @@ from std_srvs.srv import Trigger
 
 from sg_search.ros.liveliness import announce_alive
 from sg_search.ros.params import declare_config
-from sg_search.ros.qos import LATCHED_QOS
+from sg_search.ros.qos import CMD_VEL_QOS, LATCHED_QOS
 from sg_search.ros.sensor_publishers import SensorPublishers
 from sg_search.sim.layout import HouseLayout
 from sg_search.sim.mujoco.config import SimBridgeConfig
@@ -78,7 +78,7 @@ class SimBridge(Node):
             raise self._failure
         self._sensors = SensorPublishers(self, (c.map_frame, c.odom_frame, c.base_frame, c.camera_frame))
         self._table = self.create_publisher(String, "instance_categories", LATCHED_QOS)
-        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, 10)
+        self.create_subscription(Twist, "cmd_vel", self._on_cmd_vel, CMD_VEL_QOS)
         self.create_service(SetContainer, "open", lambda req, res: self._set_container(req, res, True))
         self.create_service(SetContainer, "close", lambda req, res: self._set_container(req, res, False))
         self.create_service(Trigger, "reset_episode", self._on_reset)

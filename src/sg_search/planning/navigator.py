@@ -126,10 +126,11 @@ class Navigator:
             except PlanningError:
                 continue
 
-    def roomy(self, xy: tuple[float, float]) -> bool:
+    def roomy(self, xy: tuple[float, float], free: NDArray[np.bool_] | None = None) -> bool:
         """True if ``xy`` [m] lies on a cell traversable at the safest clearance: not in a gap the
-        base squeezed into at a lesser one."""
-        free = traversable(self.states(), self.spec, self.params.planners[0])
+        base squeezed into at a lesser one. ``free``: those cells, when already computed."""
+        if free is None:
+            free = traversable(self.states(), self.spec, self.params.planners[0])
         cell = self.spec.to_cells(np.array([xy]))
         return bool(self.spec.inside(cell)[0] and free[cell[0, 0], cell[0, 1]])
 

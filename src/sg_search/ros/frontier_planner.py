@@ -16,6 +16,7 @@ Actions:  ``navigate`` (NavigateTo): a pose, a frontier id, or a scene-graph nod
 
 from __future__ import annotations
 
+import array
 import math
 import threading
 from dataclasses import replace
@@ -77,6 +78,7 @@ class FrontierPlanner(Node):
         self.field: DistanceField | None = None
         self.navigator = Navigator(self.spec, self._states, self.config.navigator())
         self._free = np.zeros(self.spec.shape, dtype=bool)
+        self._updated_for: tuple[np.ndarray | None, tuple[int, ...] | None] = (None, None)  # states, cell
         self._intrinsics: CameraIntrinsics | None = None
         self._lock = threading.Lock()
         self._busy = threading.Lock()
@@ -174,6 +176,10 @@ class FrontierPlanner(Node):
         with self._lock:
             states = self.map.states()
         pose = self.robot_pose()
+        cell = None if pose is None else tuple(int(v) for v in self.spec.to_cells(np.array([pose[:2]]))[0])
+        if cell == self._updated_for[1] and np.array_equal(states, self._updated_for[0]):
+            return  # the same map from the same cell: the same field, frontiers and map message
+        self._updated_for = (states, cell)
         first = next(self.navigator.fields(pose[:2]), None) if pose is not None else None
         if first is not None:  # the safest clearance that can place the base
             free, field = first
@@ -184,7 +190,8 @@ class FrontierPlanner(Node):
                     "no distance field: the base is not on free space", throttle_duration_sec=5.0
                 )
         frontiers = self.extractor.extract(states, self.spec, field.distance if field else None)
-        roomy = pose is not None and self.navigator.roomy(pose[:2])
+        safest = first is not None and first[1].params is self.navigator.params.planners[0]
+        roomy = pose is not None and self.navigator.roomy(pose[:2], free if safest else None)
         with self._lock:
             self._free, self.field, self.frontiers, self._roomy = free, field, frontiers, roomy
         self._map_pub.publish(self._grid_msg(states))
@@ -211,7 +218,7 @@ class FrontierPlanner(Node):
         msg.info.width, msg.info.height = self.spec.width, self.spec.height
         msg.info.origin.position.x, msg.info.origin.position.y = self.spec.origin_x, self.spec.origin_y
         msg.info.origin.orientation.w = 1.0
-        msg.data = states.astype(np.int8).ravel().tolist()
+        msg.data = array.array("b", states.astype(np.int8).tobytes())  # C order: row-major as the message's
         return msg
 
     def _on_distances(

@@ -102,20 +102,53 @@ def segment_rooms(
     p = params or RoomSegmentationParams()
     if free.shape != spec.shape:
         raise ValueError(f"free-space mask is {free.shape} but the grid is {spec.shape}")
-    res = spec.resolution
+    labels = np.zeros(free.shape, dtype=np.int32)
+    box = _bounding_box(free, 1)  # the explored part: the grid beyond it is all walls to every step
+    if box is not None:
+        labels[box] = _segment(free[box], spec.resolution, p)
+    return RoomSegmentation(labels, spec)
+
+
+def _segment(free: NDArray[np.bool_], res: float, p: RoomSegmentationParams) -> NDArray[np.int32]:
     clearance = ndimage.distance_transform_edt(free) * res
     cores, count = ndimage.label(clearance > p.door_width / 2 + p.core_margin, structure=np.ones((3, 3)))
     areas = ndimage.sum_labels(np.ones_like(cores), cores, index=np.arange(1, count + 1)) * res * res
     keep = np.concatenate([[0], np.cumsum(areas >= p.min_core_area) * (areas >= p.min_core_area)])
-    labels = keep[cores].astype(np.int32)
-    labels = _grow(labels, free)
-    return RoomSegmentation(_merge_wide_openings(labels, res, p.merge_boundary), spec)
+    labels = _grow(keep[cores].astype(np.int32), free)
+    return _merge_wide_openings(labels, res, p.merge_boundary)
+
+
+def _bounding_box(mask: NDArray[np.bool_], margin: int) -> tuple[slice, slice] | None:
+    """The cells' bounding box widened by ``margin`` cells (within the grid); None if none."""
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if rows.size == 0:
+        return None
+    return (
+        slice(max(int(rows[0]) - margin, 0), min(int(rows[-1]) + margin + 1, mask.shape[0])),
+        slice(max(int(cols[0]) - margin, 0), min(int(cols[-1]) + margin + 1, mask.shape[1])),
+    )
 
 
 def _grow(
     labels: NDArray[np.int32], allowed: NDArray[np.bool_], passes: int | None = None
 ) -> NDArray[np.int32]:
-    """Give unlabelled ``allowed`` cells the label of an 8-neighbour, one ring per pass."""
+    """Give unlabelled ``allowed`` cells the label of an 8-neighbour, one ring per pass; only
+    within the box of the cells a pass can reach (the labels and allowed cells, and no farther
+    than ``passes`` rings from a label), which is the same on a mostly unexplored grid."""
+    seeds = labels > 0
+    box = _bounding_box(seeds | allowed, 1)
+    if box is None or not seeds.any():
+        return labels.copy()
+    if passes is not None:
+        near = _bounding_box(seeds, passes + 1)
+        assert near is not None
+        box = tuple(slice(max(a.start, b.start), min(a.stop, b.stop)) for a, b in zip(box, near, strict=True))
+    out = labels.copy()
+    out[box] = _grow_all(labels[box], allowed[box], passes)
+    return out
+
+
+def _grow_all(labels: NDArray[np.int32], allowed: NDArray[np.bool_], passes: int | None) -> NDArray[np.int32]:
     labels = labels.copy()
     done = 0
     while passes is None or done < passes:

@@ -135,3 +135,25 @@ def test_an_opened_container_seen_anew_is_not_closed_again() -> None:
     graph.upsert_node(replace(graph.node("f2"), state=NodeState.EXPLORED))
     integrate_instances(graph, 3, [fridge("f4", 1.0, 1.0, 0.7)], params=params)
     assert graph.node("f4").state == NodeState.EXPLORED
+
+
+def test_an_opened_container_that_perception_merges_away_stays_opened() -> None:
+    """Perception merged the opened fridge into its open-door twin and re-reported the twin in
+    the same frame: dropped and re-added, the twin came back closed (a demo's report showed the
+    fridge it had opened as never opened, and a search could open it again)."""
+
+    def fridge(instance_id: str, z: float) -> ObjectInstance:
+        return ObjectInstance(
+            instance_id, "fridge", 0.9, (9.6, -2.3, z), bbox=Box3D((9.6, -2.3, z), (1.0, 0.8, 1.8))
+        )
+
+    graph = SceneGraph()
+    params = IntegrationParams(openable_categories=("fridge",))
+    integrate_instances(graph, 1, [fridge("obj_1", 0.9)], params=params)
+    graph.upsert_node(replace(graph.node("obj_1"), state=NodeState.OPEN))
+    integrate_instances(graph, 2, [fridge("obj_9", 0.73)], params=params)  # its open-door shape
+    assert graph.node("obj_9").state == NodeState.OPEN
+    integrate_instances(graph, 3, [fridge("obj_9", 0.9)], ["obj_1", "obj_9"], params=params)
+    assert graph.get("obj_1") is None and graph.node("obj_9").state == NodeState.OPEN
+    integrate_instances(graph, 4, [fridge("obj_12", 0.9)], ["obj_9"], params=params)  # under a new id
+    assert graph.node("obj_12").state == NodeState.OPEN

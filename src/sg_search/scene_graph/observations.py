@@ -81,17 +81,19 @@ def integrate_instances(
             raise ValueError(f"instance id {instance.instance_id!r} collides with a {old.kind} node")
     rooms = graph.rooms()
     result = IntegrationResult()
+    removed: list[SceneNode] = []  # a unit perception merged away may live on under another id
     with graph.transaction():
         for instance_id in removed_instance_ids:
             node = graph.get(instance_id)
             # Only perceived nodes (observation_count > 0) are perception's to remove, not a prior's.
             if node is not None and node.kind in ("object", "container") and node.observation_count > 0:
                 graph.remove_node(instance_id)
+                removed.append(node)
                 result.removed.append(instance_id)
                 result.rooms.add(node.room_id)
         for instance, category in prepared:
             old = graph.get(instance.instance_id)
-            node = _node_for(instance, category, old, frame_index, rooms, graph, params)
+            node = _node_for(instance, category, old, frame_index, rooms, graph, params, removed)
             if graph.upsert_node(node):
                 (result.updated if old else result.added).append(node.id)
                 result.rooms.update({node.room_id, old.room_id if old else node.room_id})
@@ -121,6 +123,7 @@ def _node_for(
     rooms: Sequence[SceneNode],
     graph: SceneGraph,
     params: IntegrationParams,
+    removed: Sequence[SceneNode] = (),
 ) -> SceneNode:
     point = instance.centroid
     # Objects rarely change rooms: try the previous room before scanning all of them.
@@ -148,7 +151,11 @@ def _node_for(
         affordances |= Affordance.OPENABLE | Affordance.RECEPTACLE
         state = old.state if old is not None and old.state != NodeState.UNKNOWN else NodeState.CLOSED
         if old is None:  # the same unit seen anew, opened or searched and closed: not opened twice
-            searched = {c.state for c in same_unit(graph, room_id, category, point, instance.instance_id)}
+            unit = [
+                *same_unit(graph, room_id, category, point, instance.instance_id),
+                *(n for n in removed if _in_unit(n, room_id, category, point, instance.instance_id)),
+            ]  # with what this frame merged away (perception may drop and re-add the survivor too)
+            searched = {c.state for c in unit}
             state = max(searched & {NodeState.OPEN, NodeState.EXPLORED}, default=state)
         kind = "container"
     elif is_a(category, params.receptacle_categories):
@@ -219,10 +226,18 @@ def same_unit(
     ``OPENED_MARGIN_M``, holds ``point`` [m, map]: opening and closing change a container's
     shape, and perception may then report the same unit as a new instance."""
     return [
-        c for c in graph.nodes_in_room(room_id, Layer.OBJECT)
-        if c.category == category and c.id != other_than
-        and c.bbox is not None and c.bbox.contains(point, margin=OPENED_MARGIN_M)
-    ]  # fmt: skip
+        c
+        for c in graph.nodes_in_room(room_id, Layer.OBJECT)
+        if _in_unit(c, room_id, category, point, other_than)
+    ]
+
+
+def _in_unit(node: SceneNode, room_id: str, category: str, point: Vec3, other_than: str) -> bool:
+    """:func:`same_unit`'s test of one node."""
+    return (
+        node.room_id == room_id and node.category == category and node.id != other_than
+        and node.bbox is not None and node.bbox.contains(point, margin=OPENED_MARGIN_M)
+    )  # fmt: skip
 
 
 OPENED_MARGIN_M = 0.3  # an open door reaches about this far beyond the closed unit's box

@@ -138,9 +138,10 @@ def test_an_opened_container_seen_anew_is_not_closed_again() -> None:
 
 
 def test_an_opened_container_that_perception_merges_away_stays_opened() -> None:
-    """Perception merged the opened fridge into its open-door twin and re-reported the twin in
-    the same frame: dropped and re-added, the twin came back closed (a demo's report showed the
-    fridge it had opened as never opened, and a search could open it again)."""
+    """Perception merged the opened fridge into its open-door twin, whose centre lay inside the
+    fridge's box: removing the fridge removed the twin with it, the twin came back closed (a
+    demo's report showed the fridge it had opened as never opened, and a search could open it
+    again) and the tomato inside vanished from the graph until perception reported it again."""
 
     def fridge(instance_id: str, z: float) -> ObjectInstance:
         return ObjectInstance(
@@ -151,9 +152,14 @@ def test_an_opened_container_that_perception_merges_away_stays_opened() -> None:
     params = IntegrationParams(openable_categories=("fridge",))
     integrate_instances(graph, 1, [fridge("obj_1", 0.9)], params=params)
     graph.upsert_node(replace(graph.node("obj_1"), state=NodeState.OPEN))
-    integrate_instances(graph, 2, [fridge("obj_9", 0.73)], params=params)  # its open-door shape
-    assert graph.node("obj_9").state == NodeState.OPEN
-    integrate_instances(graph, 3, [fridge("obj_9", 0.9)], ["obj_1", "obj_9"], params=params)
+    tomato = ObjectInstance("obj_10", "beefsteak tomato", 0.9, (9.7, -2.3, 0.1))
+    integrate_instances(graph, 2, [fridge("obj_9", 0.73), tomato], params=params)  # its open-door shape
+    assert graph.node("obj_9").state == NodeState.OPEN and graph.node("obj_9").parent_id == "obj_1"
+    assert graph.node("obj_10").parent_id == "obj_1"
+    integrate_instances(graph, 3, [fridge("obj_9", 0.9)], ["obj_1"], params=params)  # merged away
     assert graph.get("obj_1") is None and graph.node("obj_9").state == NodeState.OPEN
+    assert graph.node("obj_10").parent_id == ""  # not seen in this frame: still in the graph
     integrate_instances(graph, 4, [fridge("obj_12", 0.9)], ["obj_9"], params=params)  # under a new id
     assert graph.node("obj_12").state == NodeState.OPEN
+    integrate_instances(graph, 5, [tomato], params=params)
+    assert graph.node("obj_10").parent_id == "obj_12"

@@ -9,7 +9,7 @@ an object whose centroid lies in a container's box becomes that container's chil
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sg_search.perception.categories import normalise_category
 from sg_search.perception.observation import ObjectInstance as ObjectInstance  # re-exported
@@ -63,7 +63,8 @@ def integrate_instances(
     removed_instance_ids: Sequence[str] = (),
     params: IntegrationParams | None = None,
 ) -> IntegrationResult:
-    """Add or update one object node per instance; remove the instances perception dropped.
+    """Add or update one object node per instance; remove the instances perception dropped
+    (merged into another): what one of them held stays, held by its holder until seen again.
 
     Instances are validated first; a bad one raises ValueError naming it and the graph is
     left unchanged.
@@ -87,6 +88,8 @@ def integrate_instances(
             node = graph.get(instance_id)
             # Only perceived nodes (observation_count > 0) are perception's to remove, not a prior's.
             if node is not None and node.kind in ("object", "container") and node.observation_count > 0:
+                for child in graph.children(instance_id):  # held by its holder until seen again
+                    graph.upsert_node(replace(child, parent_id=node.parent_id))
                 graph.remove_node(instance_id)
                 removed.append(node)
                 result.removed.append(instance_id)

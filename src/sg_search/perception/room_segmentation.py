@@ -142,7 +142,10 @@ def _grow(
     if passes is not None:
         near = _bounding_box(seeds, passes + 1)
         assert near is not None
-        box = tuple(slice(max(a.start, b.start), min(a.stop, b.stop)) for a, b in zip(box, near, strict=True))
+        rows, cols = (
+            slice(max(a.start, b.start), min(a.stop, b.stop)) for a, b in zip(box, near, strict=True)
+        )
+        box = (rows, cols)
     out = labels.copy()
     out[box] = _grow_all(labels[box], allowed[box], passes)
     return out

@@ -78,7 +78,7 @@ class FrontierPlanner(Node):
         self.field: DistanceField | None = None
         self.navigator = Navigator(self.spec, self._states, self.config.navigator())
         self._free = np.zeros(self.spec.shape, dtype=bool)
-        self._updated_for: tuple[np.ndarray | None, tuple[int, ...] | None] = (None, None)  # states, cell
+        self._updated_for: tuple[np.ndarray, tuple[int, ...] | None] | None = None  # (states, base cell)
         self._intrinsics: CameraIntrinsics | None = None
         self._lock = threading.Lock()
         self._busy = threading.Lock()
@@ -177,7 +177,8 @@ class FrontierPlanner(Node):
             states = self.map.states()
         pose = self.robot_pose()
         cell = None if pose is None else tuple(int(v) for v in self.spec.to_cells(np.array([pose[:2]]))[0])
-        if cell == self._updated_for[1] and np.array_equal(states, self._updated_for[0]):
+        last = self._updated_for
+        if last is not None and cell == last[1] and np.array_equal(states, last[0]):
             return  # the same map from the same cell: the same field, frontiers and map message
         self._updated_for = (states, cell)
         first = next(self.navigator.fields(pose[:2]), None) if pose is not None else None

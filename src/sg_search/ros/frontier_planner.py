@@ -178,24 +178,13 @@ class FrontierPlanner(Node):
         pose = self.robot_pose()
         cell = None if pose is None else tuple(int(v) for v in self.spec.to_cells(np.array([pose[:2]]))[0])
         last = self._updated_for
-        if last is not None and cell == last[1] and np.array_equal(states, last[0]):
-            return  # the same map from the same cell: the same field, frontiers and map message
-        self._updated_for = (states, cell)
-        first = next(self.navigator.fields(pose[:2]), None) if pose is not None else None
-        if first is not None:  # the safest clearance that can place the base
-            free, field = first
-        else:
-            free, field = traversable(states, self.spec, self.config.planner()), None
-            if pose is not None:
-                self.get_logger().warning(
-                    "no distance field: the base is not on free space", throttle_duration_sec=5.0
-                )
-        frontiers = self.extractor.extract(states, self.spec, field.distance if field else None)
-        safest = first is not None and first[1].params is self.navigator.params.planners[0]
-        roomy = pose is not None and self.navigator.roomy(pose[:2], free if safest else None)
-        with self._lock:
-            self._free, self.field, self.frontiers, self._roomy = free, field, frontiers, roomy
+        if last is None or cell != last[1] or not np.array_equal(states, last[0]):
+            self._updated_for = (states, cell)  # else the same field and frontiers as the last update
+            self._plan_update(states, pose)
+        # every period, changed or not: a late subscriber (the live view) gets both
         self._map_pub.publish(self._grid_msg(states))
+        with self._lock:
+            frontiers = self.frontiers
         out = FrontierArray()
         out.header.frame_id = self.config.map_frame
         out.header.stamp = self.get_clock().now().to_msg()
@@ -210,6 +199,23 @@ class FrontierPlanner(Node):
             for f in frontiers
         ]
         self._frontier_pub.publish(out)
+
+    def _plan_update(self, states: np.ndarray, pose: Pose2D | None) -> None:
+        """The distance field from the base, the traversable cells and the frontiers of ``states``."""
+        first = next(self.navigator.fields(pose[:2]), None) if pose is not None else None
+        if first is not None:  # the safest clearance that can place the base
+            free, field = first
+        else:
+            free, field = traversable(states, self.spec, self.config.planner()), None
+            if pose is not None:
+                self.get_logger().warning(
+                    "no distance field: the base is not on free space", throttle_duration_sec=5.0
+                )
+        frontiers = self.extractor.extract(states, self.spec, field.distance if field else None)
+        safest = first is not None and first[1].params is self.navigator.params.planners[0]
+        roomy = pose is not None and self.navigator.roomy(pose[:2], free if safest else None)
+        with self._lock:
+            self._free, self.field, self.frontiers, self._roomy = free, field, frontiers, roomy
 
     def _grid_msg(self, states: np.ndarray) -> OccupancyGrid:
         msg = OccupancyGrid()

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import replace
 
 from sg_search.bench.closed_loop import PHASES, search_episode
 from sg_search.bench.embodied_world import EmbodiedEpisode
 from sg_search.bench.failures import EndCause, classify
 from sg_search.planning.navigator import NavError, NavResult
-from sg_search.scene_graph import Box3D, Layer, SceneNode
+from sg_search.scene_graph import Box3D, Layer, NodeState, SceneNode
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
 from sg_search.sim.mujoco.scene import facing_viewpoint
@@ -80,6 +81,19 @@ def test_an_approach_ends_at_a_detour_or_timeout_and_tries_another_viewpoint_aft
             result = env.navigate(node, "reach")
             assert not result.success and len(goals) == tries, (failure, goals)
             assert result.retryable == (tries > 1)
+
+
+def test_an_opened_state_goes_to_the_unit_perception_made_of_the_chosen_container() -> None:
+    """The executor records OPEN for the node as it was chosen; where perception has since
+    replaced it, the world records it on the unit now around the chosen node's centre."""
+    episode = make_episodes("test", 1, seed=0)[0][0]
+    with EmbodiedEpisode(episode) as env:
+        box = Box3D((2.0, 1.0, 0.9), (1.0, 0.8, 1.8))
+        chosen = SceneNode("gone", Layer.OBJECT, "container", "fridge", position=box.center, bbox=box)
+        now = replace(chosen, id="now", bbox=Box3D((2.1, 1.0, 0.8), (1.2, 0.8, 1.6)))
+        env.scene_graph.upsert_node(now)
+        env.set_state(chosen, NodeState.OPEN)
+        assert env.scene_graph.node("now").state == NodeState.OPEN and env.scene_graph.get("gone") is None
 
 
 def _refuse(

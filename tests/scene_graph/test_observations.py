@@ -5,7 +5,13 @@ from dataclasses import replace
 import pytest
 
 from sg_search.scene_graph import Affordance, Box3D, EdgeKind, NodeState, SceneGraph
-from sg_search.scene_graph.observations import IntegrationParams, ObjectInstance, integrate_instances, is_a
+from sg_search.scene_graph.observations import (
+    IntegrationParams,
+    ObjectInstance,
+    current_unit,
+    integrate_instances,
+    is_a,
+)
 
 PARAMS = IntegrationParams(openable_categories=("fridge", "nightstand", "cabinet"))
 
@@ -163,3 +169,25 @@ def test_an_opened_container_that_perception_merges_away_stays_opened() -> None:
     assert graph.node("obj_12").state == NodeState.OPEN
     integrate_instances(graph, 5, [tomato], params=params)
     assert graph.node("obj_10").parent_id == "obj_12"
+
+
+def test_a_chosen_container_merged_away_before_its_open_is_the_unit_now_around_it() -> None:
+    """A demo's reasoner chose fridge obj_2; perception merged it into obj_5 while the robot
+    drove there, and the open's state went to a node no longer in the graph (its report drew
+    the fridge as never opened): the state belongs on the unit now around obj_2's centre."""
+    graph = SceneGraph()
+    box = Box3D((9.6, -2.3, 0.9), (1.0, 0.8, 1.8))
+    integrate_instances(
+        graph, 1, [ObjectInstance("obj_2", "fridge", 0.9, box.center, bbox=box)], params=PARAMS
+    )
+    chosen = graph.node("obj_2")
+    assert current_unit(graph, chosen) == chosen
+    shifted = Box3D((9.75, -2.3, 0.8), (1.1, 0.8, 1.6))
+    merged = ObjectInstance("obj_5", "fridge", 0.9, shifted.center, bbox=shifted)
+    integrate_instances(graph, 2, [merged], ["obj_2"], params=PARAMS)
+    assert graph.get("obj_2") is None
+    now = current_unit(graph, chosen)
+    assert now is not None and now.id == "obj_5"
+    elsewhere = replace(chosen, position=(3.0, 1.0, 0.9), bbox=Box3D((3.0, 1.0, 0.9), (1.0, 0.8, 1.8)))
+    assert current_unit(graph, elsewhere) is None
+    assert current_unit(graph, replace(chosen, category="cabinet")) is None

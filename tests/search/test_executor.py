@@ -37,8 +37,8 @@ class RecordingSkills:
         self.calls.append(f"look {node.id}")
         return SkillResult(True)
 
-    def set_state(self, node_id: str, state: NodeState) -> None:
-        self.states[node_id] = state
+    def set_state(self, node: SceneNode, state: NodeState) -> None:
+        self.states[node.id] = state
 
 
 def _graph() -> SceneGraph:

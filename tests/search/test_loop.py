@@ -8,7 +8,12 @@ from world_doubles import ScriptedWorld, WatchedWorld
 
 from sg_search.reasoning import Candidate, create_reasoner
 from sg_search.scene_graph import Box3D, NodeState, SceneGraph, SceneNode
-from sg_search.scene_graph.observations import IntegrationParams, ObjectInstance, integrate_instances
+from sg_search.scene_graph.observations import (
+    IntegrationParams,
+    ObjectInstance,
+    current_unit,
+    integrate_instances,
+)
 from sg_search.scene_graph.prior import add_prior
 from sg_search.search import ExecutionReport, SearchError, SearchParams, Verifier, run_search
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
@@ -218,10 +223,10 @@ class CabinetSkills:
     def look(self, node: SceneNode) -> SkillResult:
         return SkillResult(True)
 
-    def set_state(self, node_id: str, state: NodeState) -> None:
-        node = self.graph.get(node_id)  # as the worlds do: a node perception replaced is left alone
-        if node is not None:
-            self.graph.upsert_node(replace(node, state=state))
+    def set_state(self, node: SceneNode, state: NodeState) -> None:
+        now = current_unit(self.graph, node)  # as the worlds do
+        if now is not None:
+            self.graph.upsert_node(replace(now, state=state))
 
 
 def _three_drawers() -> SceneGraph:

@@ -46,7 +46,7 @@ from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
 from sg_search.scene_graph.fronts import RefusedFronts, approach_face
 from sg_search.scene_graph.groups import load_related_pairs
-from sg_search.scene_graph.observations import holding_relation
+from sg_search.scene_graph.observations import current_unit, holding_relation
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 from sg_search.search.loop import SearchOutcome
@@ -419,11 +419,11 @@ class EmbodiedEpisode:
         self._head_down(node)
         return SkillResult(True, message=f"looked at {node.id}")
 
-    def set_state(self, node_id: str, state: NodeState) -> None:
-        """Record an opened/explored node in the graph."""
-        node = self.scene_graph.get(node_id)
-        if node is not None and node.state != state:
-            self.scene_graph.upsert_node(replace(node, state=state))
+    def set_state(self, node: SceneNode, state: NodeState) -> None:
+        """Record an opened/explored node in the graph, on the unit it is now."""
+        now = current_unit(self.scene_graph, node)
+        if now is not None and now.state != state:
+            self.scene_graph.upsert_node(replace(now, state=state))
 
     # ------------------------------------------------------------------ evaluation
     def facts(self, outcome: SearchOutcome, success: bool, budget_spent: bool) -> EpisodeFacts:

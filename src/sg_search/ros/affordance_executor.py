@@ -47,6 +47,7 @@ from sg_search.ros.tf import base_pose, create_transform_source
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.fronts import RefusedFronts, facing_side, handle_pose, opening_front
+from sg_search.scene_graph.observations import current_unit
 from sg_search.search.config import ExecutorNodeConfig
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 
@@ -127,8 +128,9 @@ class AffordanceExecutorNode(Node):
             elif time.monotonic() > self._deadline and report_code != ExecutorError.NONE:
                 report_code, message = ExecutorError.TIMEOUT, f"the goal's timeout_s of {limit} s ran out"
             result.error_code, result.error_msg = int(report_code), message
-            node = self._mirror.copy()
-            known = node.get(goal.node_id) if node is not None else None
+            chosen = graph.get(goal.node_id) if graph is not None else None
+            now = self._mirror.copy()
+            known = current_unit(now, chosen) if now is not None and chosen is not None else None
             result.node_state = int(known.state) if known is not None else 0
             if report_code == ExecutorError.CANCELED:
                 handle.canceled()
@@ -337,8 +339,16 @@ class AffordanceExecutorNode(Node):
             base, heading, c.heading_tolerance_rad, c.turn_speed_rps, c.look_timeout_s, self._canceled
         )
 
-    def set_state(self, node_id: str, state: NodeState) -> None:
-        """Tell the scene graph server (logged if it does not answer)."""
+    def _current_id(self, node: SceneNode) -> str:
+        """The id of the unit ``node`` (as the goal's graph held it) is in the mirror now."""
+        graph = self._mirror.copy()
+        now = current_unit(graph, node) if graph is not None else None
+        return now.id if now is not None else node.id
+
+    def set_state(self, node: SceneNode, state: NodeState) -> None:
+        """Tell the scene graph server about the unit ``node`` is now (logged if it does not
+        answer)."""
+        node_id = self._current_id(node)
         if not self._set_state.wait_for_service(timeout_sec=self.config.server_wait_s):
             self.get_logger().warning(f"scene graph server not available: {node_id} stays as it was")
             return

@@ -235,6 +235,17 @@ def same_unit(
     ]
 
 
+def current_unit(graph: SceneGraph, node: SceneNode) -> SceneNode | None:
+    """``node`` as ``graph`` holds it now: itself, or, where perception merged it into another
+    instance or reported it anew after opening changed its shape, the unit of its category in
+    its room whose grown box holds its old centre; None if neither is in the graph."""
+    now = graph.get(node.id)
+    if now is not None:
+        return now
+    centre = node.bbox.center if node.bbox is not None else node.position
+    return next(iter(same_unit(graph, node.room_id, node.category, centre, node.id)), None)
+
+
 def _in_unit(node: SceneNode, room_id: str, category: str, point: Vec3, other_than: str) -> bool:
     """:func:`same_unit`'s test of one node."""
     return (

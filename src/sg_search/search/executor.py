@@ -76,8 +76,10 @@ class Skills(Protocol):
         """Point the camera at the node and let perception observe it."""
         ...
 
-    def set_state(self, node_id: str, state: NodeState) -> None:
-        """Record the node's new state in the scene graph."""
+    def set_state(self, node: SceneNode, state: NodeState) -> None:
+        """Record the new state of ``node`` (as it was chosen) in the scene graph, on the unit
+        the graph holds now (:func:`~sg_search.scene_graph.observations.current_unit`):
+        perception may have merged or replaced the node while the robot drove to it."""
         ...
 
 
@@ -104,7 +106,7 @@ class AffordanceExecutor:
                 message = f"already at frontier {node.id}, which stays open: nothing new to see from here"
                 return _failed(ExecutorError.NAVIGATION_FAILED, message)
             if result.success and node.layer == Layer.ROOM:
-                self.skills.set_state(node.id, NodeState.EXPLORED)
+                self.skills.set_state(node, NodeState.EXPLORED)
             return _report(result, ExecutorError.NAVIGATION_FAILED)
         if affordance == SkillAffordance.CLOSE:
             done = self.skills.close(node)  # from where it was opened
@@ -128,7 +130,7 @@ class AffordanceExecutor:
             if not view.success:
                 return _report(view, ExecutorError.NAVIGATION_FAILED)
             looked = self.skills.look(node)
-            self.skills.set_state(node.id, NodeState.EXPLORED)
+            self.skills.set_state(node, NodeState.EXPLORED)
             return ExecutionReport(True, view.path_length + looked.path_length, looked.message)
         return _failed(ExecutorError.NOT_AFFORDED, f"affordance {affordance!r} is not supported")
 
@@ -150,7 +152,7 @@ class AffordanceExecutor:
         looked into), or the manipulation's failure."""
         if not done.success:
             return _report(done, ExecutorError.MANIPULATION_FAILED, reach.path_length)
-        self.skills.set_state(node.id, state)
+        self.skills.set_state(node, state)
         if state == NodeState.OPEN:
             self.skills.look(node)
         return ExecutionReport(True, reach.path_length + done.path_length, done.message)

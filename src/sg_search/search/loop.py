@@ -20,7 +20,7 @@ from enum import IntEnum
 from sg_search.perception.categories import query_category
 from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, SkillAffordance
 from sg_search.scene_graph import SceneGraph, SceneNode
-from sg_search.scene_graph.observations import holding_relation, same_unit
+from sg_search.scene_graph.observations import current_unit, holding_relation
 from sg_search.scene_graph.query import find_nodes
 from sg_search.search.reports import ExecutionReport, VerificationReport
 from sg_search.search.verification import Verifier
@@ -355,9 +355,7 @@ def _close_again(
     rejected = frozenset(outcome.rejected_candidates)
     if graph is None or _visible(graph, category, params, rejected) is not None:
         return
-    node = graph.get(done.node_id)
-    if node is None and chosen is not None:  # perception replaced it: the same unit around its centre
-        node = next(iter(same_unit(graph, chosen.room_id, chosen.category, _centre(chosen), chosen.id)), None)
+    node = graph.get(done.node_id) if chosen is None else current_unit(graph, chosen)
     node_id = node.id if node is not None else done.node_id
     close = Candidate(node_id, SkillAffordance.CLOSE, reason="the target is not inside")
     report(SearchStep(outcome.steps, "close", node_id, 0.0, close.reason, outcome.path_length))
@@ -367,10 +365,6 @@ def _close_again(
         outcome.story.append(_story_line(graph, close))
     else:
         report(SearchStep(outcome.steps, "recover", node_id, 0.0, result.message, outcome.path_length))
-
-
-def _centre(node: SceneNode) -> tuple[float, float, float]:
-    return node.bbox.center if node.bbox is not None else node.position
 
 
 def _accept(

@@ -5,11 +5,14 @@ opened from there)."""
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 import rclpy
 from geometry_msgs.msg import Twist
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+from rclpy.qos import HistoryPolicy, ReliabilityPolicy
 
 from sg_search.ros.qos import CMD_VEL_QOS
 
@@ -40,3 +43,31 @@ def test_a_driver_that_fell_behind_gets_only_the_stop(ros_node: Node) -> None:
     finally:
         executor.shutdown()
         driver.destroy_node()
+
+
+@pytest.mark.parametrize(
+    ("module", "node_class", "topics"),
+    [
+        ("sim_bridge", "SimBridge", {"/cmd_vel"}),
+        ("hsr_driver", "HsrDriver", {"/cmd_vel", "/base_cmd_vel"}),
+        ("fake_hsr_bridge", "FakeHsr", {"/omni_base_controller/cmd_vel"}),
+        ("frontier_planner", "FrontierPlanner", {"/cmd_vel"}),
+        ("affordance_executor", "AffordanceExecutorNode", {"/cmd_vel"}),
+    ],
+)
+def test_every_node_that_drives_or_commands_the_base_keeps_only_the_newest_command(
+    ros_node: Node, module: str, node_class: str, topics: set[str]
+) -> None:
+    """Each driver and commander as the launch files start it (habitat_bridge needs habitat-sim,
+    which cannot be installed here; it uses the same profile)."""
+    cls = getattr(importlib.import_module(f"sg_search.ros.{module}"), node_class)
+    node = cls(context=ros_node.context)
+    try:
+        ends = [e for e in (*node.subscriptions, *node.publishers) if e.topic_name in topics]
+        assert {e.topic_name for e in ends} == topics
+        for end in ends:
+            qos = end.qos_profile
+            assert (qos.history, qos.depth) == (HistoryPolicy.KEEP_LAST, 1), (end.topic_name, qos)
+            assert qos.reliability == ReliabilityPolicy.RELIABLE, end.topic_name
+    finally:
+        node.destroy_node()

@@ -181,7 +181,9 @@ class FrontierPlanner(Node):
         if last is None or cell != last[1] or not np.array_equal(states, last[0]):
             self._updated_for = (states, cell)  # else the same field and frontiers as the last update
             self._plan_update(states, pose)
-        # every period, changed or not: a late subscriber (the live view) gets both
+        # every period, changed or not: a late subscriber (the live view) gets the frontiers, and
+        # the scene graph server re-segments rooms on a map message (rate-limited): it names
+        # them from the objects seen since, which change while the map does not
         self._map_pub.publish(self._grid_msg(states))
         with self._lock:
             frontiers = self.frontiers

@@ -42,9 +42,6 @@ if TYPE_CHECKING:
     from rclpy.node import Node
 
 STAMP_SLOP_S = 1e-3  # an RGB image and an observation with stamps this close are one frame
-# A base within this of where it stood after facing a candidate still faces it [m, rad].
-STILL_FACING_M = 0.03
-STILL_FACING_RAD = math.radians(3.0)
 # Affordances whose executor ends by looking and waiting until the server's graph holds what it
 # saw: the next step's graph must hold it too, or the search closes a container on its target.
 _LOOKING = (SkillAffordance.OPEN, SkillAffordance.INSPECT)
@@ -283,13 +280,15 @@ class RosWorld:
         return None
 
     def _still_facing(self, node: SceneNode) -> bool:
-        """Whether the base stands within STILL_FACING_* of its pose after approaching ``node``."""
+        """Whether the base stands within ``still_facing_m`` / ``still_facing_deg`` of its pose
+        after approaching ``node``."""
         pose = self.pose()
         if self._faced is None or self._faced[0] != node.id or pose is None:
             return False
         x, y, yaw = self._faced[1]
         turn = abs(math.remainder(pose[2] - yaw, math.tau))
-        return math.hypot(pose[0] - x, pose[1] - y) <= STILL_FACING_M and turn <= STILL_FACING_RAD
+        near = math.hypot(pose[0] - x, pose[1] - y) <= self.config.still_facing_m
+        return near and turn <= math.radians(self.config.still_facing_deg)
 
 
 def _blind(dead: list[str]) -> ExecutionReport:

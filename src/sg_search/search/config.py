@@ -52,6 +52,8 @@ class ReasonerNodeConfig:
     map_frame: str = frames.MAP
     base_frame: str = frames.BASE_LINK
     kept_frames: int = 16
+    still_facing_m: float = 0.03
+    still_facing_deg: float = 3.0
 
     def reasoner_params(self, section: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What :func:`create_reasoner` gets: the shared values (seed, fallback, the LLM

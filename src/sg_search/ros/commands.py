@@ -17,7 +17,7 @@ from rclpy.node import Node  # noqa: E402
 
 from sg_search.ros.demo import DemoOptions  # noqa: E402
 from sg_search.ros.futures import wait_future  # noqa: E402
-from sg_search.ros.runner import EXECUTOR_THREADS  # noqa: E402
+from sg_search.ros.runner import EXECUTOR_THREADS, shut_down  # noqa: E402
 from sg_search.ros.search_client import SearchClient, TaskResult  # noqa: E402
 
 PHASE_WIDTH = 8
@@ -25,17 +25,26 @@ PHASE_WIDTH = 8
 
 @contextmanager
 def spinning(nodes: list[Node], threads: int = EXECUTOR_THREADS) -> Iterator[MultiThreadedExecutor]:
-    """Spin ``nodes`` on a background MultiThreadedExecutor for the duration of the block."""
-    executor = MultiThreadedExecutor(num_threads=threads)
+    """Spin ``nodes`` on a background MultiThreadedExecutor for the duration of the block; at
+    its end the spin loop stops before the executor is shut down (:func:`shut_down`)."""
+    executor = MultiThreadedExecutor(num_threads=threads, context=nodes[0].context if nodes else None)
     for node in nodes:
         executor.add_node(node)
-    thread = threading.Thread(target=executor.spin, daemon=True)
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set() and executor.context.ok():
+            executor.spin_once(timeout_sec=0.1)
+
+    thread = threading.Thread(target=spin, daemon=True)
     thread.start()
     try:
         yield executor
     finally:
-        executor.shutdown()
+        stop.set()
+        executor.wake()
         thread.join(timeout=5.0)
+        shut_down(executor)
 
 
 def demo(options: DemoOptions) -> int:

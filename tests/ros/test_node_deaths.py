@@ -141,7 +141,8 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
         procs[name] = start_node(name, *stack_args(snapshot)[name])
         restarted = procs[name]
         assert wait_for(lambda: watches[name].alive, STARTUP_S), (  # noqa: B023
-            f"the restarted {name} never came up (exit code {restarted.process.poll()}): "
+            f"the restarted {name} never came up (exit code {restarted.process.poll()}; "
+            f"publishers of alive/{name} in the graph: {ros_node.count_publishers(f'alive/{name}')}): "
             f"{restarted.output_so_far()[-2000:]}"
         )
         if name == "scene_graph_server":  # restarted from its last snapshot

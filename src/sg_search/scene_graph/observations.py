@@ -243,7 +243,8 @@ def current_unit(graph: SceneGraph, node: SceneNode) -> SceneNode | None:
     if now is not None:
         return now
     centre = node.bbox.center if node.bbox is not None else node.position
-    return next(iter(same_unit(graph, node.room_id, node.category, centre, node.id)), None)
+    units = graph.nodes_in_room(node.room_id, Layer.OBJECT)
+    return next((c for c in units if _in_unit(c, node.room_id, node.category, centre, node.id)), None)
 
 
 def _in_unit(node: SceneNode, room_id: str, category: str, point: Vec3, other_than: str) -> bool:

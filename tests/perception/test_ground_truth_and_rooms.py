@@ -95,6 +95,21 @@ def test_rooms_split_at_doors_and_match_the_truth() -> None:
         segment_rooms(free[:10], spec)
 
 
+def test_a_walk_in_closet_behind_its_door_is_a_room_of_its_own() -> None:
+    """A 1.6 x 1.6 m closet (its free floor; a wardrobe's or a bathroom's size) off a 4 x 5 m
+    room through a 0.8 m door: it has a core of its own, not the room's label grown into it."""
+    spec = GridSpec(resolution=0.05, width=140, height=120, origin_x=0.0, origin_y=0.0)
+    x, y = np.meshgrid(np.arange(140) * 0.05 + 0.025, np.arange(120) * 0.05 + 0.025)
+    truth = np.zeros(spec.shape, dtype=np.int32)
+    truth[(x > 0.2) & (x < 4.2) & (y > 0.2) & (y < 5.2)] = 1
+    truth[(x > 4.4) & (x < 6.0) & (y > 0.2) & (y < 1.8)] = 2
+    free = (truth > 0) | ((x >= 4.2) & (x <= 4.4) & (y > 0.6) & (y < 1.4))  # the door
+    segmentation = segment_rooms(free, spec)
+    assert segmentation.count == 2
+    agreement, mapping = room_match_fraction(segmentation, truth, free)
+    assert sorted(mapping.values()) == [1, 2] and agreement > 0.97
+
+
 def test_rooms_are_named_from_their_objects() -> None:
     free, _, spec = _two_rooms_and_corridor()
     segmentation = segment_rooms(free, spec)

@@ -35,6 +35,10 @@ class RoomSegmentationParams:
         door_width: widest doorway expected; narrower passages separate rooms.
         core_margin: room cores need clearance > door_width / 2 + core_margin.
         min_core_area: smaller cores (gaps between furniture) are not rooms of their own.
+            With 0.1 m and 0.5 m^2 a room narrower than 1.8 m (a closet, a bathroom, a
+            corridor whose far wall the map has not seen yet) had no core: its neighbour's
+            label grew through the door into it, and a neighbour beyond it could then meet
+            that region along a boundary long enough to merge all three.
         merge_boundary: regions sharing a boundary longer than this are merged (measured in
             cell edges: the boundary two regions grow in a 0.9 m doorway is jagged and counts
             up to ~3 m, so only openings several metres wide join rooms).
@@ -46,8 +50,8 @@ class RoomSegmentationParams:
     """
 
     door_width: float = 0.9
-    core_margin: float = 0.1
-    min_core_area: float = 0.5
+    core_margin: float = 0.05
+    min_core_area: float = 0.3
     merge_boundary: float = 3.0
     corridor_max_width: float = 2.0
     corridor_min_aspect: float = 2.5

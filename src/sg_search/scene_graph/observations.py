@@ -8,7 +8,7 @@ an object whose centroid lies in a container's box becomes that container's chil
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 from sg_search.perception.categories import normalise_category
@@ -224,15 +224,15 @@ def holding_relation(graph: SceneGraph, node: SceneNode) -> str:
 
 def same_unit(
     graph: SceneGraph, room_id: str, category: str, point: Vec3, other_than: str
-) -> list[SceneNode]:
+) -> Iterator[SceneNode]:
     """Objects of ``category`` in ``room_id`` (but ``other_than``) whose box, grown by
     ``OPENED_MARGIN_M``, holds ``point`` [m, map]: opening and closing change a container's
     shape, and perception may then report the same unit as a new instance."""
-    return [
+    return (
         c
         for c in graph.nodes_in_room(room_id, Layer.OBJECT)
         if _in_unit(c, room_id, category, point, other_than)
-    ]
+    )
 
 
 def current_unit(graph: SceneGraph, node: SceneNode) -> SceneNode | None:
@@ -243,8 +243,7 @@ def current_unit(graph: SceneGraph, node: SceneNode) -> SceneNode | None:
     if now is not None:
         return now
     centre = node.bbox.center if node.bbox is not None else node.position
-    units = graph.nodes_in_room(node.room_id, Layer.OBJECT)
-    return next((c for c in units if _in_unit(c, node.room_id, node.category, centre, node.id)), None)
+    return next(same_unit(graph, node.room_id, node.category, centre, node.id), None)
 
 
 def _in_unit(node: SceneNode, room_id: str, category: str, point: Vec3, other_than: str) -> bool:

@@ -5,16 +5,17 @@ from pathlib import Path
 
 import pytest
 
-from sg_search.bench.embodied_world import EmbodiedParams
-from sg_search.config import ConfigError, default_params_file, from_params, load_node_params
+from sg_search.bench.embodied_world import EmbodiedParams, StackConfig
+from sg_search.config import ConfigError, default_params_file, from_params, load_node_params, nested_sections
 from sg_search.habitat.config import HabitatBridgeConfig
 from sg_search.perception.config import PerceptionConfig
+from sg_search.perception.room_segmentation import RoomSegmentationParams
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.reasoning import available_reasoners, create_reasoner
 from sg_search.reasoning.registry import reasoner_params_type, section_key
 from sg_search.ros.recorder import RecorderConfig
 from sg_search.scene_graph.config import SceneGraphServerConfig
-from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
+from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
 from sg_search.sim.mujoco.config import SimBridgeConfig
 from sg_search.skills.config import HsrDriverConfig
 from sg_search.view.config import LiveViewConfig
@@ -89,7 +90,7 @@ def test_each_reasoner_section_holds_its_dataclass_defaults() -> None:
     """The reasoners' own sections (``reasoner: scout: ...``) name only fields of the dataclass
     their factory reads, with its defaults; every built-in reasoner with settings has one,
     except the SCOUT variants, which use scout's values with one changed in code."""
-    sections = reasoner_sections(load_node_params(default_params_file(), "reasoner"))
+    sections = nested_sections(load_node_params(default_params_file(), "reasoner"))
     variants = {"scout-noroom", "scout-greedy", "exhaustive"}
     seen = set()
     for name in available_reasoners():
@@ -106,3 +107,25 @@ def test_each_reasoner_section_holds_its_dataclass_defaults() -> None:
 def test_a_wrong_type_in_a_reasoner_section_is_named() -> None:
     with pytest.raises(ConfigError, match="sgnav: 'max_subgraphs' must be int"):
         create_reasoner("sgnav", {"max_subgraphs": "forty"})
+
+
+def test_room_segmentation_is_read_from_the_graph_servers_rooms_section(tmp_path: Path) -> None:
+    """``scene_graph_server: rooms:`` holds every field of RoomSegmentationParams with its
+    default; the in-process world reads a changed value from there, and a bad one is named."""
+    shipped = nested_sections(load_node_params(default_params_file(), "scene_graph_server"))["rooms"]
+    assert set(shipped) == {f.name for f in dataclasses.fields(RoomSegmentationParams)}
+    assert from_params(RoomSegmentationParams, shipped) == RoomSegmentationParams()
+    assert StackConfig.load().rooms == RoomSegmentationParams()
+
+    path = tmp_path / "p.yaml"
+    section = "scene_graph_server:\n  ros__parameters:\n    rooms: "
+    path.write_text(section + "{core_margin: 0.12, corridor_max_objects: 4}\n")
+    rooms = StackConfig.load(path).rooms
+    assert (rooms.core_margin, rooms.corridor_max_objects) == (0.12, 4)
+    assert rooms.door_width == RoomSegmentationParams().door_width
+    path.write_text(section + "{score_floor: 0.0}\n")
+    with pytest.raises(ValueError, match="score_floor must be > 0"):
+        StackConfig.load(path)
+    path.write_text(section + "{door_width: wide}\n")
+    with pytest.raises(ConfigError, match="rooms: 'door_width' must be float"):
+        StackConfig.load(path)

@@ -79,6 +79,17 @@ def _flatten(mapping: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
+def nested_sections(params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The nested sections of flattened parameters, one level deep
+    (``"scout.margin": 0.1`` -> ``{"scout": {"margin": 0.1}}``)."""
+    sections: dict[str, dict[str, Any]] = {}
+    for key, value in params.items():
+        name, dot, field = key.partition(".")
+        if dot:
+            sections.setdefault(name, {})[field] = value
+    return sections
+
+
 def from_params(cls: type[T], params: Mapping[str, Any], *, source: str = "parameters") -> T:
     """Build the dataclass ``cls`` from flat parameters, checking names and types.
 

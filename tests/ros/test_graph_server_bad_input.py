@@ -1,6 +1,7 @@
 """The scene-graph server survives input it cannot use: a malformed map and a snapshot that
 cannot be written are logged and refused, the graph it built stays, and it keeps serving;
-run_code calls are bounded in number and time; a negative period stops it at start, named."""
+run_code calls are bounded in number and time; a negative period or a room segmentation
+parameter out of range stops it at start, named."""
 
 from __future__ import annotations
 
@@ -85,3 +86,10 @@ def test_a_negative_period_is_refused_at_start_naming_the_parameter(start_node: 
     server = NodeProcess("scene_graph_server", "-p", "snapshot_period_s:=-1.0")
     assert server.process.wait(60.0) != 0
     assert "snapshot_period_s" in server.stop()
+
+
+def test_a_bad_room_segmentation_parameter_is_refused_at_start_naming_it(start_node: Any) -> None:
+    """The server declares ``rooms.*`` and builds its segmentation from them."""
+    server = NodeProcess("scene_graph_server", "-p", "rooms.door_width:=0.0")
+    assert server.process.wait(60.0) != 0
+    assert "door_width must be > 0" in server.stop()

@@ -25,13 +25,14 @@ import numpy as np
 
 from sg_search.bench.failures import EpisodeFacts
 from sg_search.bench.sim_robot import SimRobot
-from sg_search.config import default_params_file, from_params, load_node_params
+from sg_search.config import default_params_file, from_params, load_node_params, nested_sections
 from sg_search.geometry import Pose2D
 from sg_search.mapping.occupancy import FREE
 from sg_search.perception.config import PerceptionConfig
 from sg_search.perception.detection import RgbdImage
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.perception.pipeline import PerceptionPipeline
+from sg_search.perception.room_segmentation import RoomSegmentationParams
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteParams
 from sg_search.planning.navigator import NavError
@@ -47,7 +48,7 @@ from sg_search.scene_graph.frontier_nodes import FrontierObservation
 from sg_search.scene_graph.fronts import RefusedFronts, approach_face
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.observations import current_unit, holding_relation
-from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig, reasoner_sections
+from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 from sg_search.search.loop import SearchOutcome
 from sg_search.search.reports import ExecutionReport
@@ -103,6 +104,7 @@ class StackConfig:
     perception: PerceptionConfig
     planner: FrontierPlannerConfig
     graph: SceneGraphServerConfig
+    rooms: RoomSegmentationParams
     reasoner: ReasonerNodeConfig
     executor: ExecutorNodeConfig
     reasoner_sections: dict[str, dict[str, Any]]
@@ -121,9 +123,14 @@ class StackConfig:
             section(PerceptionConfig, "perception"),
             section(FrontierPlannerConfig, "frontier_planner"),
             section(SceneGraphServerConfig, "scene_graph_server"),
+            from_params(
+                RoomSegmentationParams,
+                nested_sections(load_node_params(path, "scene_graph_server")).get("rooms", {}),
+                source=f"{path}:scene_graph_server: rooms",
+            ),
             section(ReasonerNodeConfig, "reasoner"),
             section(ExecutorNodeConfig, "affordance_executor"),
-            reasoner_sections(load_node_params(path, "reasoner")),
+            nested_sections(load_node_params(path, "reasoner")),
         )
 
     def reasoner_params(self, name: str) -> dict[str, Any]:
@@ -158,7 +165,7 @@ class EmbodiedEpisode:
         self.knowledge = knowledge or KnowledgeModel.load_default()
         self.executor = AffordanceExecutor(self, c.executor.navigation_retries, c.executor.open_sides)
         self.refused_fronts = RefusedFronts()  # sides containers would not open from
-        self.rooms = knowledge_map_rooms(self.knowledge)
+        self.rooms = knowledge_map_rooms(self.knowledge, params=c.rooms)
         self.frames = 0
         self.recent_rgb: OrderedDict[int, np.ndarray] = OrderedDict()  # frame id -> RGB, for VLMs
         self._rooms_at = -p.rooms_every

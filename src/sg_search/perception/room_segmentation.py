@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 from numpy.typing import NDArray
@@ -29,7 +29,8 @@ from sg_search.mapping.grid import GridSpec
 
 @dataclass(frozen=True)
 class RoomSegmentationParams:
-    """Geometry of rooms and doors [m, m^2].
+    """Geometry of rooms and doors [m, m^2], and naming; ``scene_graph_server: rooms:`` in
+    config/sg_search.yaml (both the server and the in-process world read it).
 
     Attributes:
         door_width: widest doorway expected; narrower passages separate rooms.
@@ -43,7 +44,7 @@ class RoomSegmentationParams:
             cell edges: the boundary two regions grow in a 0.9 m doorway is jagged and counts
             up to ~3 m, so only openings several metres wide join rooms).
         corridor_max_width: a region at most this wide ...
-        corridor_min_aspect: ... and at least this elongated, with fewer than
+        corridor_min_aspect: ... and at least this elongated, with at most
             ``corridor_max_objects`` objects, is a corridor.
         corridor_max_objects: see above.
         score_floor: added to every knowledge probability before the log.
@@ -57,6 +58,18 @@ class RoomSegmentationParams:
     corridor_min_aspect: float = 2.5
     corridor_max_objects: int = 2
     score_floor: float = 0.05
+
+    def __post_init__(self) -> None:
+        """ValueError naming a field out of range (a door width or merge boundary of 0 would
+        merge every region, a floor of 0 take log(0))."""
+        least = {"corridor_min_aspect": 1.0}
+        positive = {"door_width", "merge_boundary", "score_floor"}
+        for field in fields(self):
+            value = getattr(self, field.name)
+            low = least.get(field.name, 0.0)
+            if not math.isfinite(value) or value < low or (field.name in positive and value <= 0):
+                rule = "> 0" if field.name in positive else f">= {low:g}"
+                raise ValueError(f"room segmentation: {field.name} must be {rule}, got {value}")
 
 
 @dataclass

@@ -35,6 +35,7 @@ from sg_search_interfaces.srv import GetSceneGraph, GetSchema, QuerySceneGraph, 
 from std_msgs.msg import Header
 from visualization_msgs.msg import MarkerArray
 
+from sg_search.perception.room_segmentation import RoomSegmentationParams
 from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
 from sg_search.reasoning.llm.edges import LlmEdgeProposer
 from sg_search.ros.conversions import (
@@ -96,7 +97,7 @@ class SceneGraphServer(Node):
         self._rooms: MapRooms | None = None
         self._last_rooms = -math.inf
         if self.config.rooms_from_map and not self.config.prior_scene_file:  # a prior brings its rooms
-            self._rooms = knowledge_map_rooms()
+            self._rooms = knowledge_map_rooms(params=declare_config(self, RoomSegmentationParams, "rooms"))
             self.create_subscription(
                 OccupancyGrid,
                 "map",

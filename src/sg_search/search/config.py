@@ -119,14 +119,3 @@ class ExecutorNodeConfig:
             raise ValueError(
                 f"affordance_executor manipulation must be 'sim' or 'hsr', got {self.manipulation!r}"
             )
-
-
-def reasoner_sections(params: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
-    """The reasoners' own sections of the reasoner's flattened parameters
-    (``"scout.margin": 0.1`` -> ``{"scout": {"margin": 0.1}}``)."""
-    sections: dict[str, dict[str, Any]] = {}
-    for key, value in params.items():
-        name, dot, field = key.partition(".")
-        if dot:
-            sections.setdefault(name, {})[field] = value
-    return sections

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sg_search.perception.room_segmentation import RoomSegmentationParams
 from sg_search.reasoning.knowledge.datasets import Answers, shipped_answers
 from sg_search.reasoning.knowledge.model import KnowledgeModel
 from sg_search.reasoning.knowledge.names import knowledge_text
@@ -32,10 +33,15 @@ def written_rooms(answers: Answers) -> dict[str, dict[str, float]]:
     return out
 
 
-def knowledge_map_rooms(knowledge: KnowledgeModel | None = None, answers: Answers | None = None) -> MapRooms:
+def knowledge_map_rooms(
+    knowledge: KnowledgeModel | None = None,
+    answers: Answers | None = None,
+    params: RoomSegmentationParams | None = None,
+) -> MapRooms:
     """Room types of the distilled ``answers`` (default: the shipped ones); p(object in room)
     as they state it, else from ``knowledge`` (default: the shipped model, loaded when the first
-    name the answers do not hold is scored)."""
+    name the answers do not hold is scored); segmentation and naming by ``params`` (default:
+    the dataclass's, which config/sg_search.yaml holds)."""
     answers = answers or shipped_answers()
     written = written_rooms(answers)
     loaded: list[KnowledgeModel] = [knowledge] if knowledge is not None else []
@@ -57,4 +63,4 @@ def knowledge_map_rooms(knowledge: KnowledgeModel | None = None, answers: Answer
                 scores[k] = float(value)
         return scores
 
-    return MapRooms(answers.rooms, containment)
+    return MapRooms(answers.rooms, containment, params)

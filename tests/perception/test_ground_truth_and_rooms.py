@@ -123,3 +123,24 @@ def test_rooms_are_named_from_their_objects() -> None:
     label = {int(segmentation.room_at(np.array([xy]))[0]): xy for xy in [(1.0, 4.0), (8.0, 6.0), (5.0, 1.0)]}
     by_point = {xy: names[k] for k, xy in label.items()}
     assert by_point == {(1.0, 4.0): "kitchen", (8.0, 6.0): "bedroom", (5.0, 1.0): "corridor"}
+
+
+def test_a_corridor_is_named_by_its_mean_width_not_by_a_half_seen_room_beyond_a_door() -> None:
+    """A 9.6 x 1.6 m corridor with a toilet seen at its end, and 2 x 0.8 m of the floor of a
+    room beyond a door, too little for a core of its own: the room's strip widens the
+    corridor's box to 2.6 m (once named a bathroom, in the demo), not its mean width."""
+    spec = GridSpec(resolution=0.05, width=200, height=60, origin_x=0.0, origin_y=-1.0)
+    x, y = np.meshgrid(np.arange(200) * 0.05 + 0.025, np.arange(60) * 0.05 - 0.975)
+    free = (x > 0.2) & (x < 9.8) & (y > 0.2) & (y < 1.8)
+    free |= (x > 2.0) & (x < 2.8) & (y >= 0.0) & (y <= 0.2)  # the door
+    free |= (x > 1.5) & (x < 3.5) & (y > -0.8) & (y < 0.0)  # what the robot saw of the room
+    segmentation = segment_rooms(free, spec)
+    assert segmentation.count == 1
+    _, y0, _, y1 = segmentation.extent(1)
+    assert y1 - y0 > 2.5 and segmentation.mean_width(1) < 1.9
+
+    def containment(rooms: list[str], objects: list[str]) -> np.ndarray:
+        return np.array([0.95 if r == "bathroom" else 0.05 for r in rooms])
+
+    names = name_rooms(segmentation, [("toilet", (9.5, 1.0))], ["bathroom", "corridor"], containment)
+    assert names == {1: "corridor"}

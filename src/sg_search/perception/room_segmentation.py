@@ -10,8 +10,8 @@ longer than ``merge_boundary`` are one room joined by an opening wider than a do
 Grid: (row, column) = (y, x) cells of a :class:`~sg_search.mapping.grid.GridSpec` in ``map``.
 
 Naming: a region's type maximises sum over its objects of log(p(type contains object) +
-``floor``) from the knowledge model, with a long narrow region with few objects called a
-corridor; a region without objects stays unnamed ("").
+``floor``) from the knowledge model, with a long narrow region (its mean width, area over
+length) with few objects called a corridor; a region without objects stays unnamed ("").
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class RoomSegmentationParams:
         merge_boundary: regions sharing a boundary longer than this are merged (measured in
             cell edges: the boundary two regions grow in a 0.9 m doorway is jagged and counts
             up to ~3 m, so only openings several metres wide join rooms).
-        corridor_max_width: a region at most this wide ...
+        corridor_max_width: a region at most this wide (its box's short side or its mean width) ...
         corridor_min_aspect: ... and at least this elongated, with at most
             ``corridor_max_objects`` objects, is a corridor.
         corridor_max_objects: see above.
@@ -100,6 +100,12 @@ class RoomSegmentation:
         out = np.zeros(len(cells), dtype=np.int32)
         out[inside] = self._filled[cells[inside, 0], cells[inside, 1]]
         return out
+
+    def mean_width(self, label: int) -> float:
+        """The room's area over its box's long side [m]: a corridor's width, even where a strip
+        of a half-seen room beyond one of its doors (no core of its own yet) widens its box."""
+        x0, y0, x1, y1 = self.extent(label)
+        return float(np.count_nonzero(self.labels == label) * self.spec.resolution**2 / max(x1 - x0, y1 - y0))
 
     def extent(self, label: int) -> tuple[float, float, float, float]:
         """(x0, y0, x1, y1) [m] bounding the room's cells."""
@@ -240,6 +246,7 @@ def name_rooms(
         inside = [c for (c, _), room in zip(objects, labels, strict=True) if room == label]
         x0, y0, x1, y1 = segmentation.extent(label)
         narrow, long = sorted((x1 - x0, y1 - y0))
+        narrow = min(narrow, segmentation.mean_width(label))
         if (
             "corridor" in room_types
             and narrow <= p.corridor_max_width

@@ -104,8 +104,9 @@ class RoomSegmentation:
     def mean_width(self, label: int) -> float:
         """The room's area over its box's long side [m]: a corridor's width, even where a strip
         of a half-seen room beyond one of its doors (no core of its own yet) widens its box."""
-        x0, y0, x1, y1 = self.extent(label)
-        return float(np.count_nonzero(self.labels == label) * self.spec.resolution**2 / max(x1 - x0, y1 - y0))
+        cells = np.argwhere(self.labels == label)
+        length = int((cells.max(axis=0) - cells.min(axis=0)).max()) + 1  # cells, as extent() counts
+        return float(len(cells) * self.spec.resolution / length)
 
     def extent(self, label: int) -> tuple[float, float, float, float]:
         """(x0, y0, x1, y1) [m] bounding the room's cells."""

@@ -124,7 +124,7 @@ def test_room_segmentation_is_read_from_the_graph_servers_rooms_section(tmp_path
     assert (rooms.core_margin, rooms.corridor_max_objects) == (0.12, 4)
     assert rooms.door_width == RoomSegmentationParams().door_width
     path.write_text(section + "{score_floor: 0.0}\n")
-    with pytest.raises(ValueError, match="score_floor must be > 0"):
+    with pytest.raises(ValueError, match="score_floor must be a positive"):
         StackConfig.load(path)
     path.write_text(section + "{door_width: wide}\n")
     with pytest.raises(ConfigError, match="rooms: 'door_width' must be float"):

@@ -117,15 +117,17 @@ class StackConfig:
         def section(kind: Any, node: str) -> Any:
             return from_params(kind, load_node_params(path, node), source=f"{path}:{node}")
 
+        graph = load_node_params(path, "scene_graph_server")  # the server's and its rooms section
+
         return cls(
             section(EmbodiedParams, "embodied"),
             section(SimBridgeConfig, "sim_bridge"),
             section(PerceptionConfig, "perception"),
             section(FrontierPlannerConfig, "frontier_planner"),
-            section(SceneGraphServerConfig, "scene_graph_server"),
+            from_params(SceneGraphServerConfig, graph, source=f"{path}:scene_graph_server"),
             from_params(
                 RoomSegmentationParams,
-                nested_sections(load_node_params(path, "scene_graph_server")).get("rooms", {}),
+                nested_sections(graph).get("rooms", {}),
                 source=f"{path}:scene_graph_server: rooms",
             ),
             section(ReasonerNodeConfig, "reasoner"),

@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import ndimage
 
+from sg_search.config import require_positive
 from sg_search.mapping.grid import GridSpec
 
 
@@ -62,14 +63,13 @@ class RoomSegmentationParams:
     def __post_init__(self) -> None:
         """ValueError naming a field out of range (a door width or merge boundary of 0 would
         merge every region, a floor of 0 take log(0))."""
-        least = {"corridor_min_aspect": 1.0}
-        positive = {"door_width", "merge_boundary", "score_floor"}
-        for field in fields(self):
-            value = getattr(self, field.name)
-            low = least.get(field.name, 0.0)
-            if not math.isfinite(value) or value < low or (field.name in positive and value <= 0):
-                rule = "> 0" if field.name in positive else f">= {low:g}"
-                raise ValueError(f"room segmentation: {field.name} must be {rule}, got {value}")
+        require_positive(self, ("door_width", "merge_boundary", "score_floor"), "room segmentation")
+        least = {"core_margin": 0, "min_core_area": 0, "corridor_max_width": 0, "corridor_max_objects": 0,
+                 "corridor_min_aspect": 1}  # fmt: skip
+        for name, low in least.items():
+            value = getattr(self, name)
+            if not value >= low:  # NaN too
+                raise ValueError(f"room segmentation parameter {name} must be >= {low}, got {value}")
 
 
 @dataclass
@@ -100,13 +100,6 @@ class RoomSegmentation:
         out = np.zeros(len(cells), dtype=np.int32)
         out[inside] = self._filled[cells[inside, 0], cells[inside, 1]]
         return out
-
-    def mean_width(self, label: int) -> float:
-        """The room's area over its box's long side [m]: a corridor's width, even where a strip
-        of a half-seen room beyond one of its doors (no core of its own yet) widens its box."""
-        cells = np.argwhere(self.labels == label)
-        length = int((cells.max(axis=0) - cells.min(axis=0)).max()) + 1  # cells, as extent() counts
-        return float(len(cells) * self.spec.resolution / length)
 
     def extent(self, label: int) -> tuple[float, float, float, float]:
         """(x0, y0, x1, y1) [m] bounding the room's cells."""
@@ -242,12 +235,16 @@ def name_rooms(
             np.asarray(scores, dtype=np.float64).reshape(len(types), len(categories)) + p.score_floor
         )
         table = {c: matrix[:, k] for k, c in enumerate(categories)}
+    cells = np.bincount(segmentation.labels.ravel(), minlength=segmentation.count + 1)
+    areas = cells * segmentation.spec.resolution**2  # [m^2] per label
     names: dict[int, str] = {}
     for label in range(1, segmentation.count + 1):
         inside = [c for (c, _), room in zip(objects, labels, strict=True) if room == label]
         x0, y0, x1, y1 = segmentation.extent(label)
         narrow, long = sorted((x1 - x0, y1 - y0))
-        narrow = min(narrow, segmentation.mean_width(label))
+        # the mean width (area over length): a strip of a half-seen room beyond one of a
+        # corridor's doors (no core of its own yet) widens its box, not this
+        narrow = min(narrow, areas[label] / long)
         if (
             "corridor" in room_types
             and narrow <= p.corridor_max_width

@@ -43,3 +43,38 @@ def test_handlers_queued_at_shutdown_run_before_the_guard_condition_is_destroyed
         node.destroy_node()
         rclpy.shutdown(context=context)
     assert failed == []
+
+
+def test_a_node_is_destroyed_even_when_shutting_the_executor_down_is_interrupted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A node's destruction writes what it owes (the recorder's MCAP footer): an interrupt while
+    the executor's pool drains (a SIGINT's KeyboardInterrupt comes when Python next runs the
+    main thread, not when the executor wakes) must not skip it."""
+    from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+
+    from sg_search.ros import runner
+
+    destroyed: list[str] = []
+
+    class Probe(Node):
+        def __init__(self) -> None:
+            super().__init__("probe")
+
+        def destroy_node(self) -> None:
+            destroyed.append(self.get_name())
+            super().destroy_node()
+
+    class EndsAtOnce(MultiThreadedExecutor):
+        def spin(self) -> None:  # the context was shut down (SIGINT) while it spun
+            raise ExternalShutdownException()
+
+    def interrupted(executor: MultiThreadedExecutor) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "MultiThreadedExecutor", EndsAtOnce)
+    monkeypatch.setattr(runner, "shut_down", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runner.spin_nodes([Probe], args=["probe"])
+    assert destroyed == ["probe"]
+    assert not rclpy.ok()

@@ -6,6 +6,7 @@ entities the live view promises."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -90,7 +91,21 @@ def recorded_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     assert len(got) >= 3, f"no fused instances from the simulated camera: {logs['perception']}"
     assert known_maps, f"the planner never published a map with known cells: {logs['frontier_planner']}"
     assert "first map logged" in logs["live_view"], f"the live view logged no map: {logs['live_view']}"
+    _assert_finished(folder / "run.mcap", logs["recorder"])
     return {"folder": folder, "logs": logs}
+
+
+def _assert_finished(path: Path, log: str) -> None:
+    """The recorder ended the file (its footer is there); else fail with the recorder's log,
+    which says whether it was killed or why its shutdown stopped before finishing the file."""
+    from mcap.exceptions import McapError
+    from mcap.reader import make_reader
+
+    with path.open("rb") as stream:
+        try:
+            make_reader(stream).get_summary()
+        except McapError as exc:
+            raise AssertionError(f"{path.name} is unfinished ({exc}); the recorder printed:\n{log}") from exc
 
 
 def test_every_recorded_frame_resolves_through_the_recorded_transforms(recorded_run: dict[str, Any]) -> None:

@@ -35,11 +35,13 @@ def spin_nodes(factories: Sequence[NodeFactory], args: Sequence[str] | None = No
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
-        shut_down(executor)
-        for node in nodes:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+        try:
+            shut_down(executor)
+        finally:  # what a node writes on destruction (a recording's footer) is written whatever happened
+            for node in nodes:
+                node.destroy_node()
+            if rclpy.ok():
+                rclpy.shutdown()
     return 0
 
 

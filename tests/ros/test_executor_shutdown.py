@@ -48,9 +48,9 @@ def test_handlers_queued_at_shutdown_run_before_the_guard_condition_is_destroyed
 def test_a_node_is_destroyed_even_when_shutting_the_executor_down_is_interrupted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A node's destruction writes what it owes (the recorder's MCAP footer): an interrupt while
-    the executor's pool drains (a SIGINT's KeyboardInterrupt comes when Python next runs the
-    main thread, not when the executor wakes) must not skip it."""
+    """A node's destruction writes what it owes (the recorder's MCAP footer, the graph server's
+    snapshot): an exception while the executor's pool drains (an interrupt, a failed shutdown)
+    must not skip it."""
     from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 
     from sg_search.ros import runner

@@ -1,12 +1,13 @@
 """Our ActionClient can be waited on from the moment its node lists it: an executor spinning
 the node in another thread may build its wait set then (rclpy 9 dies there, ros2/rclpy#1589;
-it ended the test node's spin thread in CI, and a goal's response never arrived). Its
-``send_goal_with_resend`` survives a goal response that the server could not send (Fast DDS
-drops it when the client's response reader is not matched yet: an HSR test's goal was lost so
-in CI), a goal response lost while the server runs the goal (a resent goal was then rejected as
-"already running" and the search taken for refused), and a late answer to an attempt it gave up
-on does not run the goal twice. The servers are real rclpy action servers over DDS in the test's
-node."""
+it ended the test node's spin thread in CI, and a goal's response never arrived). It lists one
+future per goal (rclpy 9.1.2 lists two, one outside its lock: a search goal failed with
+"list.remove(x): x not in list" in a full test run). Its ``send_goal_with_resend`` survives a
+goal response that the server could not send (Fast DDS drops it when the client's response
+reader is not matched yet: an HSR test's goal was lost so in CI), a goal response lost while
+the server runs the goal (a resent goal was then rejected as "already running" and the search
+taken for refused), and a late answer to an attempt it gave up on does not run the goal twice.
+The servers are real rclpy action servers over DDS in the test's node."""
 
 from __future__ import annotations
 
@@ -79,6 +80,29 @@ def test_our_action_client_answers_from_the_start_and_keeps_one_lock(
     client._lock = object()  # rclpy's own late assignment is ignored: an executor may hold this one
     assert client._lock is early
     assert not client.server_is_ready()
+
+
+def test_rclpy_9_send_goal_async_lists_a_second_future_outside_its_lock(unspun_node: Node) -> None:
+    """The upstream fault our ``send_goal_async`` replaces: the future it returns is listed
+    after the lock is released, beside a first one that nothing will complete. If this fails,
+    rclpy fixed it and ours can go."""
+    client = RclpyActionClient(unspun_node, NavigateTo, "navigate")
+    returned = client.send_goal_async(NavigateTo.Goal(node_id="sofa_0"))
+    assert len(client._futures) == 2 and client._futures[1] is returned
+
+
+def test_our_action_client_lists_one_future_per_goal_and_none_once_it_is_answered(ros_node: Node) -> None:
+    executed: list[bytes] = []
+    ActionServer(ros_node, NavigateTo, "answers_at_once", execute_callback=_succeed(executed))
+    client = ActionClient(ros_node, NavigateTo, "answers_at_once")
+    assert client.wait_for_server(timeout_sec=20.0)
+
+    sent = client.send_goal_async(NavigateTo.Goal(node_id="sofa_0"))
+
+    assert client._futures in ([sent], []), "a goal was listed with more than its one future"
+    handle = wait_future(sent, 20.0)
+    assert handle is not None and handle.accepted
+    assert wait_for(lambda: not client._futures, 10.0), f"{len(client._futures)} futures left once answered"
 
 
 class _DropsFirstGoalResponse(ActionServer):  # type: ignore[type-arg]

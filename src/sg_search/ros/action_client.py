@@ -6,6 +6,13 @@ spinning the node in another thread can call ``get_num_entities`` in that gap; t
 AttributeError ends its spin thread, and every future of the node (a goal's response, a
 result) then never completes. Every action client of this package is made here.
 
+rclpy 9.1.2's ``send_goal_async`` registers each goal twice: once under that lock, then again
+outside it with a second future that replaces the first. The first future never completes and
+stays among the client's futures; and where the executor takes the goal's response between the
+two, it completes a future that rclpy has not listed yet, and ``send_goal_async`` raises
+``ValueError: list.remove(x): x not in list`` (a search goal of a CI-like run failed so). Ours
+registers one future, under the lock.
+
 A goal's response can also be lost: the server may take the request before its response
 writer has matched this client's response reader (Fast DDS waits 100 ms for that match, then
 drops the response: ros2/rmw_fastrtps#842). Depending on where the send fails, rclpy's server
@@ -46,7 +53,8 @@ DDS server waits for the client's response reader, well above a loaded machine's
 
 
 class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
-    """An rclpy ActionClient whose lock exists before the node can see it."""
+    """An rclpy ActionClient whose lock exists before the node can see it, and which lists one
+    future per goal (module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._early_lock = threading.Lock()
@@ -60,6 +68,30 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
     def _lock(self, _: threading.Lock) -> None:
         """rclpy assigns its own lock at the end of its __init__, when an executor may already
         hold this one: the one lock stays."""
+
+    def send_goal_async(
+        self, goal: Any, feedback_callback: Callable[[Any], None] | None = None, goal_uuid: Any = None
+    ) -> Future:  # type: ignore[type-arg]
+        """Send ``goal``; the future completes with its ClientGoalHandle once the server answers.
+        One future per goal, listed with the client before the request can be answered (module
+        docstring)."""
+        if not isinstance(goal, self._action_type.Goal):
+            raise TypeError(f"expected a {self._action_type.__name__} goal, got {type(goal).__name__}")
+        request = self._action_type.Impl.SendGoalService.Request()
+        request.goal_id = self._generate_random_uuid() if goal_uuid is None else goal_uuid
+        request.goal = goal
+        future: Future = Future()  # type: ignore[type-arg]
+        with self._lock:
+            if feedback_callback is not None:
+                self._feedback_callbacks[bytes(request.goal_id.uuid)] = feedback_callback
+            sequence = self._client_handle.send_goal_request(request)
+            if sequence in self._pending_goal_requests:
+                raise RuntimeError(f"goal request sequence {sequence} is already pending")
+            self._pending_goal_requests[sequence] = future
+            self._goal_sequence_number_to_goal_id[sequence] = request.goal_id
+            future.add_done_callback(self._remove_pending_goal_request)
+            self.add_future(future)
+        return future
 
     async def execute(self, taken_data: Any) -> None:
         await super().execute(taken_data)

@@ -1,15 +1,20 @@
 """Room naming with the distilled knowledge: what the answers state is used as written (under
-every synonym), the learned model scores only the names they do not hold."""
+every synonym), the learned model scores only the names they do not hold; loaded in the
+background (the scene-graph server), a naming does not wait for it."""
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from sg_search.mapping.grid import GridSpec
 from sg_search.reasoning.knowledge.datasets import load_answers
+from sg_search.reasoning.knowledge.model import KnowledgeModel
 from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
 
 ANSWERS = """holders: [shelf, fridge]
@@ -48,6 +53,30 @@ def test_written_rooms_are_used_as_written_and_the_model_scores_the_rest(tmp_pat
     assert scores.tolist() == [0.95, 0.0, 0.9, 0.3]  # a room the answer leaves out: 0
     assert model.asked == [("bathroom", "lamp")]
     assert rooms.room_types == ["kitchen", "bedroom", "bathroom"]
+
+
+def test_a_model_loading_in_the_background_is_not_waited_for_and_counts_once_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "answers.yaml"
+    path.write_text(ANSWERS)
+    model, may_load = LearnedModelDouble(), threading.Event()
+
+    def slow_load() -> LearnedModelDouble:  # a load that takes as long as the test lets it
+        may_load.wait(10.0)
+        return model
+
+    monkeypatch.setattr(KnowledgeModel, "load_default", staticmethod(slow_load))
+    rooms = knowledge_map_rooms(answers=load_answers(path), background=True)
+    pairs = (["kitchen", "bathroom"], ["milk", "lamp"])
+
+    assert rooms.containment(*pairs).tolist() == [0.9, 0.0]  # the lamp is not known yet
+    may_load.set()
+    deadline = time.monotonic() + 10.0
+    while rooms.containment(*pairs).tolist() != [0.9, 0.3]:  # not remembered as 0
+        assert time.monotonic() < deadline, "the loaded model's score never counted"
+        time.sleep(0.01)
+    assert model.asked[-1] == ("bathroom", "lamp")
 
 
 def test_a_bathroom_with_cabinets_and_counters_is_named_a_bathroom() -> None:

@@ -97,7 +97,10 @@ class SceneGraphServer(Node):
         self._rooms: MapRooms | None = None
         self._last_rooms = -math.inf
         if self.config.rooms_from_map and not self.config.prior_scene_file:  # a prior brings its rooms
-            self._rooms = knowledge_map_rooms(params=declare_config(self, RoomSegmentationParams, "rooms"))
+            # the learned model loads in the background: a map callback waiting for it would
+            # hold up a shutdown past its deadline (room_naming's docstring)
+            params = declare_config(self, RoomSegmentationParams, "rooms")
+            self._rooms = knowledge_map_rooms(params=params, background=True)
             self.create_subscription(
                 OccupancyGrid,
                 "map",

@@ -11,6 +11,7 @@ object's parent stays its container if it has one. Frame ``map``, metres.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -131,7 +132,8 @@ def _ensure_building(graph: SceneGraph) -> None:
 
 
 Containment = Callable[[Sequence[str], Sequence[str]], Sequence[float]]
-"""p(object in room) for each (room type, object category) pair."""
+"""p(object in room) for each (room type, object category) pair; NaN where the score is not
+known yet (a model still loading): it counts 0 and is asked again next time."""
 
 
 class MapRooms:
@@ -153,13 +155,19 @@ class MapRooms:
         self._memo: dict[tuple[str, str], float] = {}
 
     def containment(self, rooms: Sequence[str], objects: Sequence[str]) -> NDArray[np.float64]:
-        """p(object in room) for each pair (memoised)."""
+        """p(object in room) for each pair (memoised; a score not known yet counts 0 and is
+        not memoised)."""
         pairs = list(zip(rooms, objects, strict=True))
         missing = sorted(set(pairs) - self._memo.keys())
+        pending: set[tuple[str, str]] = set()
         if missing:
             scores = self._containment([r for r, _ in missing], [o for _, o in missing])
-            self._memo.update(zip(missing, map(float, scores), strict=True))
-        return np.array([self._memo[p] for p in pairs], dtype=np.float64)
+            for pair, score in zip(missing, map(float, scores), strict=True):
+                if math.isnan(score):
+                    pending.add(pair)
+                else:
+                    self._memo[pair] = score
+        return np.array([0.0 if p in pending else self._memo[p] for p in pairs], dtype=np.float64)
 
     def segment(
         self, objects: Sequence[tuple[str, tuple[float, float]]], free: NDArray[np.bool_], spec: GridSpec

@@ -9,10 +9,18 @@ answers do not hold. The model generalises to new names but blurs furniture: it 
 in a bedroom and 0.39 in a living room, a swivel chair likeliest in a storage room, and named
 32 % of the explored train-house regions right against 46 % with the written answers first
 (docs/BENCHMARKS.md, "session 22").
+
+The model is loaded when a name the answers do not hold is first scored. A host that must not
+wait for that (the scene-graph server: the load imports transformers, 5 s on this machine and
+over 10 s under load, and a map callback that waits holds up the node's shutdown until it is
+killed, its last snapshot unsaved) loads it in the background: until it is loaded, those names
+are not known yet, and count from the next naming on.
 """
 
 from __future__ import annotations
 
+import math
+import threading
 from collections.abc import Sequence
 
 from sg_search.perception.room_segmentation import RoomSegmentationParams
@@ -37,14 +45,16 @@ def knowledge_map_rooms(
     knowledge: KnowledgeModel | None = None,
     answers: Answers | None = None,
     params: RoomSegmentationParams | None = None,
+    background: bool = False,
 ) -> MapRooms:
     """Room types of the distilled ``answers`` (default: the shipped ones); p(object in room)
     as they state it, else from ``knowledge`` (default: the shipped model, loaded when the first
-    name the answers do not hold is scored); segmentation and naming by ``params`` (default:
-    the dataclass's, which config/sg_search.yaml holds)."""
+    name the answers do not hold is scored; with ``background``, in a thread that no naming
+    waits for: NaN until it is loaded); segmentation and naming by ``params`` (default: the
+    dataclass's, which config/sg_search.yaml holds)."""
     answers = answers or shipped_answers()
     written = written_rooms(answers)
-    loaded: list[KnowledgeModel] = [knowledge] if knowledge is not None else []
+    learned = _LearnedModel(knowledge, background)
 
     def containment(rooms: Sequence[str], objects: Sequence[str]) -> Sequence[float]:
         scores = [0.0] * len(rooms)
@@ -55,12 +65,45 @@ def knowledge_map_rooms(
                 unwritten.append(k)
             else:
                 scores[k] = stated.get(knowledge_text(room), 0.0)
-        if unwritten:
-            if not loaded:
-                loaded.append(KnowledgeModel.load_default())
-            learned = loaded[0].containment([rooms[k] for k in unwritten], [objects[k] for k in unwritten])
-            for k, value in zip(unwritten, learned, strict=True):
+        model = learned.get() if unwritten else None
+        if unwritten and model is None:
+            for k in unwritten:
+                scores[k] = math.nan
+        elif model is not None:
+            values = model.containment([rooms[k] for k in unwritten], [objects[k] for k in unwritten])
+            for k, value in zip(unwritten, values, strict=True):
                 scores[k] = float(value)
         return scores
 
     return MapRooms(answers.rooms, containment, params)
+
+
+class _LearnedModel:
+    """The learned model, loaded on first need: at once, or (``background``) in a daemon thread
+    that :meth:`get` does not wait for; a failed background load is raised by the next get."""
+
+    def __init__(self, model: KnowledgeModel | None, background: bool) -> None:
+        self._model = model
+        self._background = background
+        self._loader: threading.Thread | None = None
+        self._error: Exception | None = None
+
+    def get(self) -> KnowledgeModel | None:
+        """The model, or None while it loads in the background."""
+        if self._model is None and not self._background:
+            self._model = KnowledgeModel.load_default()
+        elif self._model is None and self._loader is None:
+            self._loader = threading.Thread(target=self._load, name="knowledge-model-load", daemon=True)
+            self._loader.start()
+        if self._error is not None:
+            raise self._error
+        return self._model
+
+    def _load(self) -> None:
+        try:
+            model = KnowledgeModel.load_default()
+            model.containment(["kitchen"], ["cup"])  # its sentence encoder loads on first use
+        except Exception as exc:  # handed to the caller of get
+            self._error = exc
+        else:
+            self._model = model

@@ -10,8 +10,8 @@ rclpy 9.1.2's ``send_goal_async`` registers each goal twice: once under that loc
 outside it with a second future that replaces the first. The first future never completes and
 stays among the client's futures; and where the executor takes the goal's response between the
 two, it completes a future that rclpy has not listed yet, and ``send_goal_async`` raises
-``ValueError: list.remove(x): x not in list`` (a search goal of a CI-like run failed so). Ours
-registers one future, under the lock.
+``ValueError: list.remove(x): x not in list`` (a search goal failed so in a full test run).
+Ours registers one future, under the lock.
 
 A goal's response can also be lost: the server may take the request before its response
 writer has matched this client's response reader (Fast DDS waits 100 ms for that match, then

@@ -159,15 +159,11 @@ class MapRooms:
         not memoised)."""
         pairs = list(zip(rooms, objects, strict=True))
         missing = sorted(set(pairs) - self._memo.keys())
-        pending: set[tuple[str, str]] = set()
         if missing:
             scores = self._containment([r for r, _ in missing], [o for _, o in missing])
-            for pair, score in zip(missing, map(float, scores), strict=True):
-                if math.isnan(score):
-                    pending.add(pair)
-                else:
-                    self._memo[pair] = score
-        return np.array([0.0 if p in pending else self._memo[p] for p in pairs], dtype=np.float64)
+            scored = zip(missing, map(float, scores), strict=True)
+            self._memo.update((pair, score) for pair, score in scored if not math.isnan(score))
+        return np.array([self._memo.get(p, 0.0) for p in pairs], dtype=np.float64)
 
     def segment(
         self, objects: Sequence[tuple[str, tuple[float, float]]], free: NDArray[np.bool_], spec: GridSpec

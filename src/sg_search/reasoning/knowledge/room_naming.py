@@ -65,12 +65,13 @@ def knowledge_map_rooms(
                 unwritten.append(k)
             else:
                 scores[k] = stated.get(knowledge_text(room), 0.0)
-        model = learned.get() if unwritten else None
-        if unwritten and model is None:
-            for k in unwritten:
-                scores[k] = math.nan
-        elif model is not None:
-            values = model.containment([rooms[k] for k in unwritten], [objects[k] for k in unwritten])
+        if unwritten:
+            model = learned.get()
+            values = (
+                model.containment([rooms[k] for k in unwritten], [objects[k] for k in unwritten])
+                if model is not None
+                else [math.nan] * len(unwritten)
+            )
             for k, value in zip(unwritten, values, strict=True):
                 scores[k] = float(value)
         return scores

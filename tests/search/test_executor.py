@@ -139,7 +139,7 @@ def test_unknown_node_and_room_exploration() -> None:
     assert skills.states == {"kitchen": NodeState.EXPLORED}
 
 
-def test_a_frontier_the_base_is_already_at_is_a_failure_not_an_endless_success() -> None:
+def test_a_frontier_reached_without_driving_is_a_failure_not_an_endless_success() -> None:
     graph = _graph()
     graph.upsert_node(SceneNode("frontier_0", Layer.REGION, "frontier", position=(1.0, 0.0, 0.0)))
     there = AffordanceExecutor(RecordingSkills(navigation=[SkillResult(True, 0.0, "at frontier_0")]))
@@ -147,7 +147,7 @@ def test_a_frontier_the_base_is_already_at_is_a_failure_not_an_endless_success()
     assert (
         not report.success
         and report.code == ExecutorError.NAVIGATION_FAILED
-        and "stays open" in report.message
+        and report.message.startswith("0 m driven to frontier frontier_0")
     )
     moved = AffordanceExecutor(RecordingSkills(navigation=[SkillResult(True, 1.5)]))
     assert moved.execute(Candidate("frontier_0", SkillAffordance.NAVIGATE), graph).success

@@ -2,17 +2,18 @@
 
 A reasoner picks (node, affordance); the executor turns that into skills and keeps the
 graph's node states honest: NAVIGATE drives to a frontier or into a room (the room becomes
-EXPLORED; a frontier the base is already at, and which stays open, is a failure, so that the
-search does not choose it forever), or within reach of an object, facing it (how a search
-ends: ObjectNav's success region with the object in view; reasoners do not choose it; a drive
-that falls short still ends facing it, since verification re-observes it from there and may
-accept it); OPEN approaches within reach, opens, marks the container OPEN and looks inside;
-INSPECT approaches the best viewpoint and looks (the surface becomes EXPLORED); CLOSE closes from
-where the base stands (where it opened it), approaching first only if that is refused, and
-marks it EXPLORED (the search closes only what it opened and looked into: it is not opened
-again). Navigation is retried ``navigation_retries`` times when the skill says a retry is safe
-(a re-plan); an open is tried again only where the skill says another side of the container is
-left (its estimated front was refused), from that side, ``open_sides`` sides in all.
+EXPLORED; a drive to a frontier that succeeds without a metre driven is a failure, so that the
+search does not choose it forever: the base stood at it, or saw beyond it while turning), or
+within reach of an object, facing it (how a search ends: ObjectNav's success region with the
+object in view; reasoners do not choose it; a drive that falls short still ends facing it,
+since verification re-observes it from there and may accept it); OPEN approaches within
+reach, opens, marks the container OPEN and looks inside; INSPECT approaches the best viewpoint
+and looks (the surface becomes EXPLORED); CLOSE closes from where the base stands (where it
+opened it), approaching first only if that is refused, and marks it EXPLORED (the search
+closes only what it opened and looked into: it is not opened again). Navigation is retried
+``navigation_retries`` times when the skill says a retry is safe (a re-plan); an open is tried
+again only where the skill says another side of the container is left (its estimated front was
+refused), from that side, ``open_sides`` sides in all.
 
 The skills themselves are injected: the in-process simulator world's
 (:mod:`sg_search.bench.embodied_world`) or the ROS node's (planner action, simulator services
@@ -102,8 +103,12 @@ class AffordanceExecutor:
         if affordance == SkillAffordance.NAVIGATE:
             result = self._navigate(node, "explore")
             if result.success and node.kind == "frontier" and result.path_length == 0.0:
-                # there already and it is still a frontier: going there again shows nothing new
-                message = f"already at frontier {node.id}, which stays open: nothing new to see from here"
+                # the base stood at its goal, or saw beyond it while turning towards it: either way
+                # choosing it again would show nothing new
+                message = (
+                    f"0 m driven to frontier {node.id}: the base stood at it, or the map saw beyond it "
+                    "as the base turned towards it"
+                )
                 return _failed(ExecutorError.NAVIGATION_FAILED, message)
             if result.success and node.layer == Layer.ROOM:
                 self.skills.set_state(node, NodeState.EXPLORED)

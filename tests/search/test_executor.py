@@ -37,6 +37,10 @@ class RecordingSkills:
         self.calls.append(f"look {node.id}")
         return SkillResult(True)
 
+    def look_around(self) -> SkillResult:
+        self.calls.append("look around")
+        return self.navigation[0]
+
     def set_state(self, node: SceneNode, state: NodeState) -> None:
         self.states[node.id] = state
 
@@ -165,3 +169,13 @@ def test_close_is_tried_where_the_base_stands_and_approaches_only_when_refused()
     cannot = RecordingSkills(manipulation=SkillResult(False, code=ExecutorError.NOT_AFFORDED))
     AffordanceExecutor(cannot).execute(Candidate("cab", SkillAffordance.CLOSE), opened)
     assert cannot.calls == ["close cab"] and not cannot.states  # no drive for a skill the robot lacks
+
+
+def test_look_around_needs_no_node_and_a_failed_turn_is_a_failed_navigation() -> None:
+    skills = RecordingSkills(navigation=[SkillResult(True)])
+    report = AffordanceExecutor(skills).execute(Candidate("", SkillAffordance.LOOK_AROUND), SceneGraph())
+    assert report.success and skills.calls == ["look around"] and not skills.states
+    stuck = RecordingSkills(navigation=[SkillResult(False, message="no transform")])
+    failed = AffordanceExecutor(stuck).execute(Candidate("", SkillAffordance.LOOK_AROUND), SceneGraph())
+    assert not failed.success and failed.code == ExecutorError.NAVIGATION_FAILED
+    assert failed.message == "no transform"

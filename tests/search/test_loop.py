@@ -6,7 +6,7 @@ from dataclasses import replace
 import pytest
 from world_doubles import ScriptedWorld, WatchedWorld
 
-from sg_search.reasoning import Candidate, create_reasoner
+from sg_search.reasoning import Candidate, SkillAffordance, create_reasoner
 from sg_search.scene_graph import Box3D, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.observations import (
     IntegrationParams,
@@ -180,6 +180,34 @@ def test_a_fatal_executor_report_ends_the_search_at_once() -> None:
     assert "planner is not running" in outcome.message
 
 
+@pytest.mark.parametrize("turned", [True, False])
+def test_an_acting_search_begins_with_a_full_turn_and_goes_on_when_it_fails(turned: bool) -> None:
+    calls: list[Candidate] = []
+
+    def execute(candidate: Candidate) -> ExecutionReport:
+        calls.append(candidate)
+        return ExecutionReport(
+            turned or candidate.affordance != SkillAffordance.LOOK_AROUND, message="no odometry"
+        )
+
+    outcome = run_search(
+        "passport",
+        create_reasoner("nearest"),
+        ScriptedWorld(_house, execute),
+        params=SearchParams(max_steps=2, look_around=True),
+        sleep=_no_sleep,
+    )
+    assert calls[0] == Candidate("", SkillAffordance.LOOK_AROUND)
+    assert [c.affordance for c in calls[1:]] == [SkillAffordance.NAVIGATE] * 2  # the search went on
+    assert outcome.trace[0].phase == "look-around"
+    assert (outcome.trace[1].phase == "recover") == (not turned)
+    world = ScriptedWorld(_house, execute)
+    plain = run_search(
+        "passport", create_reasoner("nearest"), world, params=SearchParams(max_steps=1), sleep=_no_sleep
+    )
+    assert SkillAffordance.LOOK_AROUND not in [c.affordance for c in calls[3:]] and plain.steps == 1
+
+
 def test_consecutive_failures_end_the_search_and_decisions_are_recorded() -> None:
     graph = _house()
     drawers = [ObjectInstance(f"d{k}", "drawer", 0.9, (float(k), 5.0, 0.4)) for k in range(6)]
@@ -221,6 +249,10 @@ class CabinetSkills:
         return SkillResult(True)
 
     def look(self, node: SceneNode) -> SkillResult:
+        return SkillResult(True)
+
+    def look_around(self) -> SkillResult:
+        self.calls.append("look around")
         return SkillResult(True)
 
     def set_state(self, node: SceneNode, state: NodeState) -> None:

@@ -41,9 +41,9 @@ METRICS = ("success", "SPL", "SoftSPL", "steps", "decisions", "opened", "false_p
 def search_episode(
     env: EmbodiedEpisode, reasoner: Reasoner | str, params: Mapping[str, Any] | None = None
 ) -> SearchOutcome:
-    """Look around, then run the search loop in the in-process world, with the one
-    verification; ``reasoner`` by name is made with the stack's reasoner parameters and
-    ``params``."""
+    """The first frame, then the search loop in the in-process world (its first action: a full
+    turn in place), with the one verification; ``reasoner`` by name is made with the stack's
+    reasoner parameters and ``params``."""
     config = env.config.reasoner
     if isinstance(reasoner, str):
         reasoner = create_reasoner(reasoner, {**env.config.reasoner_params(reasoner), **(params or {})})
@@ -53,7 +53,7 @@ def search_episode(
         if config.verify
         else None
     )
-    env.look_around()
+    env.robot.observe()
     return run_search(
         env.episode.query,
         reasoner,
@@ -67,8 +67,8 @@ def search_episode(
 
 # What the robot's actions are spent on, from the search's phases (PHASES: the table's order).
 PHASES = ("look-around", "exploration", "navigation to objects", "opening", "verification")
-_PHASE_OF_STEP = {"navigate": "exploration", "inspect": "navigation to objects", "open": "opening",
-                  "close": "opening", "verify": "verification"}  # fmt: skip
+_PHASE_OF_STEP = {"look-around": "look-around", "navigate": "exploration", "inspect": "navigation to objects",
+                  "open": "opening", "close": "opening", "verify": "verification"}  # fmt: skip
 
 
 def _book_phase(env: EmbodiedEpisode, step: SearchStep) -> None:

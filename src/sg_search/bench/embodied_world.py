@@ -202,10 +202,10 @@ class EmbodiedEpisode:
                 self.frames, [i.as_object_instance() for i in update.confirmed], update.removed
             )
 
-    def look_around(self) -> None:
-        """The first observation and a full turn in place."""
-        self.robot.observe()
+    def look_around(self) -> SkillResult:
+        """A full turn in place (twelve 30-degree actions)."""
         self.robot.look_around()
+        return SkillResult(True, message="turned a full turn in place")
 
     # ------------------------------------------------------------------ the world seam
     def graph(self) -> SceneGraph:

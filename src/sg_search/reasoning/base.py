@@ -23,6 +23,7 @@ class SkillAffordance(IntEnum):
     OPEN = 2
     INSPECT = 3
     CLOSE = 4
+    LOOK_AROUND = 5  # no node (id ""): a full turn in place, the search's first action; never chosen
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,9 @@ The policy (which skills, in which order, which node state afterwards) is the co
   node (cmd_vel, TF); then the look waits until perception has processed ``observe_frames``
   frames taken since, and the scene graph holds what they reported (at most
   ``observe_timeout_s``);
+- look around (LOOK_AROUND, no node): the base turns a full turn in place, a quarter at a time
+  (cmd_vel, TF; each quarter at most ``look_timeout_s``), then waits for perception as a look
+  does;
 - node states go to the scene graph server's ``scene_graph/set_state``.
 
 A skill whose server is not running (or stops answering mid-goal: the planner died) ends the
@@ -324,6 +327,29 @@ class AffordanceExecutorNode(Node):
         )
         self.get_logger().warning(message)
         return SkillResult(True, message=message)
+
+    def look_around(self) -> SkillResult:
+        """A full turn in place, then perception's frames (module docstring)."""
+        c = self.config
+        base = TwistBase(self.tf, self._cmd, c.map_frame, c.base_frame, POLL_S)
+        pose = base.pose()
+        if pose is None:
+            message = f"cannot turn: no transform {c.map_frame} <- {c.base_frame}"
+            return SkillResult(False, message=message, code=ExecutorError.NAVIGATION_FAILED)
+        for quarter in range(1, 5):
+            heading = pose[2] + quarter * math.pi / 2
+            if not turn_towards(
+                base, heading, c.heading_tolerance_rad, c.turn_speed_rps, c.look_timeout_s, self._canceled
+            ):
+                code = ExecutorError.CANCELED if self._canceled() else ExecutorError.NAVIGATION_FAILED
+                return SkillResult(
+                    False, message=f"the turn in place stopped after {quarter - 1} of 4 quarters", code=code
+                )
+        after_s = self.get_clock().now().nanoseconds * 1e-9
+        self._frames.wait_after(
+            after_s, c.observe_frames, c.observe_timeout_s, self._mirror.has_frame, self._canceled
+        )
+        return SkillResult(True, message="turned a full turn in place")
 
     def _turn_towards(self, target: tuple[float, float, float]) -> None:
         c = self.config

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 STAMP_SLOP_S = 1e-3  # an RGB image and an observation with stamps this close are one frame
 # Affordances whose executor ends by looking and waiting until the server's graph holds what it
 # saw: the next step's graph must hold it too, or the search closes a container on its target.
-_LOOKING = (SkillAffordance.OPEN, SkillAffordance.INSPECT)
+_LOOKING = (SkillAffordance.OPEN, SkillAffordance.INSPECT, SkillAffordance.LOOK_AROUND)
 
 
 class RecentImages:

@@ -24,6 +24,7 @@ class ReasonerNodeConfig:
     max_failures: int = 5
     settle_s: float = 15.0
     close_after_search: bool = True
+    look_around: bool = True
     verify: bool = True
     verify_threshold: float = 0.8
     verify_max_observations: int = 10
@@ -75,6 +76,7 @@ class ReasonerNodeConfig:
             max_failures=self.max_failures,
             settle_s=self.settle_s,
             close_after_search=self.close_after_search,
+            look_around=self.look_around,
         )
 
     def credibility(self) -> CredibilityParams:

@@ -13,7 +13,8 @@ opened it), approaching first only if that is refused, and marks it EXPLORED (th
 closes only what it opened and looked into: it is not opened again). Navigation is retried
 ``navigation_retries`` times when the skill says a retry is safe (a re-plan); an open is tried
 again only where the skill says another side of the container is left (its estimated front was
-refused), from that side, ``open_sides`` sides in all.
+refused), from that side, ``open_sides`` sides in all. LOOK_AROUND (no node) turns the base a
+full turn in place: a search's first action, so that the first map is all around the base.
 
 The skills themselves are injected: the in-process simulator world's
 (:mod:`sg_search.bench.embodied_world`) or the ROS node's (planner action, simulator services
@@ -77,6 +78,10 @@ class Skills(Protocol):
         """Point the camera at the node and let perception observe it."""
         ...
 
+    def look_around(self) -> SkillResult:
+        """Turn a full turn in place where the base stands, perception observing."""
+        ...
+
     def set_state(self, node: SceneNode, state: NodeState) -> None:
         """Record the new state of ``node`` (as it was chosen) in the scene graph, on the unit
         the graph holds now (:func:`~sg_search.scene_graph.observations.current_unit`):
@@ -94,6 +99,8 @@ class AffordanceExecutor:
 
     def execute(self, candidate: Candidate, graph: SceneGraph) -> ExecutionReport:
         """Do ``candidate.affordance`` on its node; the report says what failed."""
+        if candidate.affordance == SkillAffordance.LOOK_AROUND:  # no node: where the base stands
+            return _report(self.skills.look_around(), ExecutorError.NAVIGATION_FAILED)
         node = graph.get(candidate.node_id)
         if node is None:
             return _failed(ExecutorError.UNKNOWN_NODE, f"no node {candidate.node_id!r} in the scene graph")

@@ -112,8 +112,10 @@ def draw_timeline(record: RunRecord, path: Path) -> Path:
         _, affordance, utility, _ = d.top[0]
         ax.bar(d.step, utility, color=AFFORDANCE_COLOURS.get(affordance, "0.5"))
     from matplotlib.patches import Patch
+    from matplotlib.ticker import MaxNLocator
 
     handles = [Patch(facecolor=colour, label=name) for name, colour in AFFORDANCE_COLOURS.items()]
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # decisions are counted, not measured
     ax.set_xlabel("decision")
     ax.set_ylabel("utility of the choice")
     ax.set_ylim(0, 1)

@@ -48,14 +48,19 @@ def test_the_executor_reads_a_crashed_planner_as_a_failed_navigation(start_node:
     start_node(
         "affordance_executor", "-p", "navigate_action:=crashing_planner", "-p", "navigation_retries:=0"
     )
+    result = execute_goal(ros_node, "kitchen_0", SkillAffordance.NAVIGATE, 60.0)
+
+    assert result.error_code == ExecutorError.NAVIGATION_FAILED, result
+    assert "frontier planner" in result.error_msg, result.error_msg
+
+
+def execute_goal(ros_node: Node, node_id: str, affordance: SkillAffordance, timeout_s: float) -> Any:
+    """One goal to the running affordance executor; its result (the test fails without one)."""
     client = ActionClient(ros_node, ExecuteAffordance, "execute_affordance")
     assert client.wait_for_server(timeout_sec=STARTUP_S), "the affordance executor never came up"
-    goal = ExecuteAffordance.Goal(node_id="kitchen_0", affordance=int(SkillAffordance.NAVIGATE))
-
+    goal = ExecuteAffordance.Goal(node_id=node_id, affordance=int(affordance))
     handle = client.send_goal_with_resend(goal, timeout_s=20.0)
     assert handle is not None and handle.accepted
-    response = wait_future(handle.get_result_async(), 60.0)
-
-    assert response is not None
-    assert response.result.error_code == ExecutorError.NAVIGATION_FAILED, response.result
-    assert "frontier planner" in response.result.error_msg, response.result.error_msg
+    response = wait_future(handle.get_result_async(), timeout_s)
+    assert response is not None, f"no result within {timeout_s} s"
+    return response.result

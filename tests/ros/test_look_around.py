@@ -10,14 +10,13 @@ import math
 from typing import Any
 
 import pytest
+from conftest import wait_for
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
-from sg_search_interfaces.action import ExecuteAffordance
+from test_goal_status import execute_goal
 from test_stack_over_dds import SCENE, STARTUP_S
 
 from sg_search.reasoning.base import SkillAffordance
-from sg_search.ros.action_client import ActionClient
-from sg_search.ros.futures import wait_future
 from sg_search.search.executor import ExecutorError
 
 pytestmark = pytest.mark.ros
@@ -34,20 +33,15 @@ def test_look_around_turns_the_base_a_full_turn_where_it_stands(start_node: Any,
     start_node("affordance_executor", "-p", "use_sim_time:=true", "-p", "observe_timeout_s:=1.0")
     odom: list[Odometry] = []
     ros_node.create_subscription(Odometry, "odom", odom.append, 50)
-    client = ActionClient(ros_node, ExecuteAffordance, "execute_affordance")
-    assert client.wait_for_server(timeout_sec=STARTUP_S), "the affordance executor never came up"
-    goal = ExecuteAffordance.Goal(node_id="", affordance=int(SkillAffordance.LOOK_AROUND))
+    # the base's pose before the goal: under load the subscription can match after the turn began
+    assert wait_for(lambda: bool(odom), STARTUP_S), "no odometry from the simulator"
+    before = len(odom) - 1
 
-    handle = client.send_goal_with_resend(goal, timeout_s=20.0)
-    assert handle is not None and handle.accepted
-    response = wait_future(handle.get_result_async(), 120.0)
+    result = execute_goal(ros_node, "", SkillAffordance.LOOK_AROUND, 120.0)
 
-    assert response is not None and response.result.error_code == ExecutorError.NONE, response
-    assert response.result.path_length == 0.0
-    moved = [m for m in odom if abs(m.twist.twist.angular.z) > 1e-6]
-    assert moved, "the base never turned"
-    yaws = [_yaw(m) for m in odom[odom.index(moved[0]) - 1 :]]
+    assert result.error_code == ExecutorError.NONE and result.path_length == 0.0, result
+    yaws = [_yaw(m) for m in odom[before:]]
     turned = sum(math.remainder(b - a, math.tau) for a, b in itertools.pairwise(yaws))
     assert turned >= math.tau - 0.3, f"turned {math.degrees(turned):.0f} degrees, not a full turn"
-    start, end = odom[odom.index(moved[0]) - 1].pose.pose.position, odom[-1].pose.pose.position
+    start, end = odom[before].pose.pose.position, odom[-1].pose.pose.position
     assert math.hypot(end.x - start.x, end.y - start.y) < 0.05  # in place

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from geometry_msgs.msg import Point, Twist
@@ -36,6 +37,7 @@ from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance, LookAt, NavigateTo, OpenContainer
 from sg_search_interfaces.srv import SetContainer, SetNodeState
 
+from sg_search.geometry import Pose2D
 from sg_search.planning.navigator import turn_towards
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.action_client import ActionClient
@@ -314,56 +316,51 @@ class AffordanceExecutorNode(Node):
                 self._turn_towards(target)
         else:
             self._turn_towards(target)
+        return self._perceived(f"looked at {node.id}")
+
+    def look_around(self) -> SkillResult:
+        """A full turn in place, a quarter at a time, then perception's frames (module docstring)."""
+        why = self._turn(lambda pose: [pose[2] + quarter * math.pi / 2 for quarter in (1, 2, 3, 4)])
+        if why:
+            code = ExecutorError.CANCELED if self._canceled() else ExecutorError.NAVIGATION_FAILED
+            return SkillResult(False, message=f"look around: {why}", code=code)
+        return self._perceived("turned a full turn in place")
+
+    def _perceived(self, done: str) -> SkillResult:
+        """Wait until perception has processed ``observe_frames`` frames taken from now on (at
+        most ``observe_timeout_s``); a success either way, saying so when they were fewer."""
         c = self.config
         after_s = self.get_clock().now().nanoseconds * 1e-9
         if self._frames.wait_after(
             after_s, c.observe_frames, c.observe_timeout_s, self._mirror.has_frame, self._canceled
         ):
-            return SkillResult(True, message=f"looked at {node.id}")
+            return SkillResult(True, message=done)
         seen = len(self._frames.after(after_s))
         message = (
-            f"looked at {node.id}; perception processed {seen} of {c.observe_frames} frames "
-            f"in {c.observe_timeout_s:g} s"
+            f"{done}; perception processed {seen} of {c.observe_frames} frames in {c.observe_timeout_s:g} s"
         )
         self.get_logger().warning(message)
         return SkillResult(True, message=message)
 
-    def look_around(self) -> SkillResult:
-        """A full turn in place, then perception's frames (module docstring)."""
+    def _turn_towards(self, target: tuple[float, float, float]) -> None:
+        if why := self._turn(lambda pose: [math.atan2(target[1] - pose[1], target[0] - pose[0])]):
+            self.get_logger().warning(f"cannot turn towards the node: {why}")
+
+    def _turn(self, headings: Callable[[Pose2D], list[float]]) -> str:
+        """Turn the base in place (cmd_vel, TF) to each of ``headings`` [rad, ``map``] of its pose
+        now, in turn; "" once done, else why not."""
         c = self.config
         base = TwistBase(self.tf, self._cmd, c.map_frame, c.base_frame, POLL_S)
         pose = base.pose()
         if pose is None:
-            message = f"cannot turn: no transform {c.map_frame} <- {c.base_frame}"
-            return SkillResult(False, message=message, code=ExecutorError.NAVIGATION_FAILED)
-        for quarter in range(1, 5):
-            heading = pose[2] + quarter * math.pi / 2
+            return f"no transform {c.map_frame} <- {c.base_frame}"
+        goals = headings(pose)
+        for done, heading in enumerate(goals):
             if not turn_towards(
                 base, heading, c.heading_tolerance_rad, c.turn_speed_rps, c.look_timeout_s, self._canceled
             ):
-                code = ExecutorError.CANCELED if self._canceled() else ExecutorError.NAVIGATION_FAILED
-                return SkillResult(
-                    False, message=f"the turn in place stopped after {quarter - 1} of 4 quarters", code=code
-                )
-        after_s = self.get_clock().now().nanoseconds * 1e-9
-        self._frames.wait_after(
-            after_s, c.observe_frames, c.observe_timeout_s, self._mirror.has_frame, self._canceled
-        )
-        return SkillResult(True, message="turned a full turn in place")
-
-    def _turn_towards(self, target: tuple[float, float, float]) -> None:
-        c = self.config
-        base = TwistBase(self.tf, self._cmd, c.map_frame, c.base_frame, POLL_S)
-        pose = base.pose()
-        if pose is None:
-            self.get_logger().warning(
-                f"cannot turn towards the node: no transform {c.map_frame} <- {c.base_frame}"
-            )
-            return
-        heading = math.atan2(target[1] - pose[1], target[0] - pose[0])
-        turn_towards(
-            base, heading, c.heading_tolerance_rad, c.turn_speed_rps, c.look_timeout_s, self._canceled
-        )
+                return f"the turn stopped after {done} of {len(goals)} headings"
+        return ""
 
     def _current_id(self, node: SceneNode) -> str:
         """The id of the unit ``node`` (as the goal's graph held it) is in the mirror now."""

@@ -25,6 +25,25 @@ def test_weights_are_shares_over_the_uniform_share_and_neutral_where_unknown() -
     assert w == pytest.approx([7 / 5, 3 / 5, 1 / 5, 1.0])
 
 
+def test_a_count_is_shared_among_the_instances_a_room_holds() -> None:
+    # 5 placements in fridges, 5 in top cabinets (smoothing 1); a kitchen holds 1 fridge, 4 top cabinets
+    counts = {("fridge", "kitchen"): 5.0, ("top_cabinet", "kitchen"): 5.0}
+    instances = {("top_cabinet", "kitchen"): 4.0, ("sofa", "living_room"): 2.0}
+    per_category = HolderPrior(counts, 1.0, instances=instances)
+    assert per_category.weights(["fridge", "top cabinet"], ["kitchen"] * 2) == pytest.approx([1.0, 1.0])
+    half = HolderPrior(counts, 1.0, instances=instances, instance_exponent=0.5)
+    w = half.weights(["fridge", "top cabinet"], ["kitchen"] * 2)
+    # 6 / 1 and 6 / 4^0.5 = 3 over their mean 4.5
+    assert w == pytest.approx([6 / 4.5, 3 / 4.5])
+    assert float(np.mean(w)) == pytest.approx(1.0)
+    whole = HolderPrior(counts, 1.0, instances=instances, instance_exponent=1.0)
+    assert whole.weights(["fridge", "top cabinet"], ["kitchen"] * 2) == pytest.approx([6 / 3.75, 1.5 / 3.75])
+    with pytest.raises(ValueError, match="instance_exponent"):
+        HolderPrior(counts, 1.0, instance_exponent=-0.5)
+    with pytest.raises(ValueError, match="each >= 1"):
+        HolderPrior(counts, 1.0, instances={("fridge", "kitchen"): 0.5})
+
+
 @given(st.dictionaries(st.sampled_from(["a", "b", "c", "d"]), st.integers(0, 50), min_size=1))
 def test_the_counted_holders_of_a_room_average_to_one(counts: dict[str, int]) -> None:
     prior = HolderPrior({(h, "kitchen"): float(n) for h, n in counts.items()}, smoothing=0.25)
@@ -40,9 +59,13 @@ def test_the_counted_holders_of_a_room_average_to_one(counts: dict[str, int]) ->
 
 def test_a_saved_prior_reads_back_and_a_bad_file_names_itself(tmp_path: Path) -> None:
     path = tmp_path / "holder_prior.json"
-    HolderPrior(COUNTS, smoothing=0.5).save(path, {"source": "test"})
+    saved = HolderPrior(COUNTS, 0.5, instances={("bottom_cabinet", "kitchen"): 2.5}, instance_exponent=0.5)
+    saved.save(path, {"source": "test"})
     again = HolderPrior.load(path)
-    assert again.smoothing == 0.5 and again.counts == HolderPrior(COUNTS, 0.5).counts
+    assert again.smoothing == 0.5 and again.counts == saved.counts
+    assert again.instances == {("bottom cabinet", "kitchen"): 2.5} and again.instance_exponent == 0.5
+    holders, rooms = ["fridge", "bottom cabinet", "sofa"], ["kitchen", "kitchen", "living room"]
+    assert again.weights(holders, rooms) == pytest.approx(saved.weights(holders, rooms))
     path.write_text('{"smoothing": 0.5}')
     with pytest.raises(KnowledgeDataError, match=r"holder_prior\.json"):
         HolderPrior.load(path)
@@ -58,6 +81,9 @@ def test_distill_prior_rebuilds_the_shipped_file_byte_for_byte(tmp_path: Path) -
     rebuilt = (tmp_path / "holder_prior.json").read_text()
     assert rebuilt == (default_data_dir() / "holder_prior.json").read_text()
     assert '"tiers": ["typical"]' in rebuilt and "activity half A" in rebuilt
+    shipped = HolderPrior.load_default()
+    assert shipped.instance_exponent > 0 and all(k > 1 for k in shipped.instances.values())
+    assert shipped.instances[("top cabinet", "kitchen")] > 1  # counted in the train houses
 
 
 @given(

@@ -30,7 +30,7 @@ def add_parsers(sub: Any) -> None:
     build = steps.add_parser("build", help="answers YAML -> containment.jsonl + cooccurrence.jsonl")
     build.add_argument("--answers", type=Path, default=None, help="answers YAML (default: the shipped one)")
     build.add_argument("--out", type=Path, required=True, help="folder for the two datasets")
-    prior = steps.add_parser("prior", help="count the holder prior on the bddl episodes' train split")
+    prior = steps.add_parser("prior", help="holder prior: holders used and held per room, bddl train split")
     prior.add_argument("--out", type=Path, required=True, help="folder for holder_prior.json")
     train = steps.add_parser("train", help="train the two MLPs on the datasets (CPU, minutes)")
     train.add_argument("--data", type=Path, default=None, help="dataset folder (default: the shipped one)")

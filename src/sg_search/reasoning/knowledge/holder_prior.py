@@ -32,6 +32,7 @@ the counted holders are the vocabulary; without ``instances`` (or γ), every k i
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -85,8 +86,8 @@ class HolderPrior:
 
     def _smoothed(self, holder: str, room: str) -> float:
         """(n(h, r) + s) / k(h, r)^γ for names in knowledge text."""
-        k = self.instances.get((holder, room), 1.0)
-        return (self.counts.get((holder, room), 0.0) + self.smoothing) / k**self.instance_exponent
+        share = math.pow(self.instances.get((holder, room), 1.0), self.instance_exponent)
+        return (self.counts.get((holder, room), 0.0) + self.smoothing) / share
 
     def weights(self, holders: Sequence[str], rooms: Sequence[str]) -> np.ndarray:
         """weight(holders[i], rooms[i]) for each i (1.0 where the room type has no counts)."""

@@ -12,7 +12,7 @@ smoothed share in the room divided by the uniform share,
 
 so 1 is "as common as any holder of this room", a holder the room's counts never name gets
 s / mean, and a room type with no counts leaves every holder at 1 (no opinion). The reasoner
-weighs each instance it sees, and a kitchen has one fridge but several top cabinets: with
+weighs each instance it sees, and a kitchen has one dishwasher but several top cabinets: with
 ``instances[(holder, room)]`` = k, the mean number of that holder in a room of that type, the
 count is shared among them, n(h, r) + s becomes (n(h, r) + s) / k^γ (``instance_exponent`` γ;
 0 = per category) before the division by the room's mean. The prior

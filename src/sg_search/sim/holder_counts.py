@@ -46,7 +46,7 @@ def instance_means(split: str = "train") -> dict[tuple[str, str], float]:
 
 def bddl_holder_prior(tiers: tuple[str, ...] = ("typical",)) -> tuple[HolderPrior, dict[str, object]]:
     """The prior of half A's ``tiers`` (its vocabulary: every furniture category of the bddl
-    houses) and its provenance header. Typical (goal)
+    houses; its instances per room: the train houses') and its provenance header. Typical (goal)
     placements only by default: counting the initial states too (mostly kitchen countertops)
     made scout re-choose countertops (symbolic val typical SR 0.709 -> 0.570 at β 1)."""
     unknown = set(tiers) - set(TIERS)
@@ -64,4 +64,7 @@ def bddl_holder_prior(tiers: tuple[str, ...] = ("typical",)) -> tuple[HolderPrio
         "instances": "mean count of a furniture category per room of a type that holds it, over "
         "the train split's houses (bddl inventories); listed where above 1",
     }
-    return HolderPrior(counts, SMOOTHING, vocabulary, None, instances, INSTANCE_EXPONENT), provenance
+    prior = HolderPrior(
+        counts, SMOOTHING, vocabulary, instances=instances, instance_exponent=INSTANCE_EXPONENT
+    )
+    return prior, provenance

@@ -4,6 +4,8 @@ objects in or on, per room type (:class:`sg_search.reasoning.knowledge.holder_pr
 Counted on activity half A: the activities whose placements train episodes are drawn from
 (every object of them; the counts name holders and rooms, no object), so val and test
 episodes (half B) — and the knowledge benchmark's half-B placements — never inform it.
+With the counts goes how many instances of a holder category a room of a type holds on
+average (the train split's houses), among which a count is shared.
 """
 
 from __future__ import annotations

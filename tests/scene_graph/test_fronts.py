@@ -8,10 +8,12 @@ import pytest
 
 from sg_search.scene_graph.fronts import (
     RefusedFronts,
+    approach_distance,
     approach_face,
     handle_pose,
     opening_front,
     opening_fronts,
+    standing_points,
 )
 from sg_search.scene_graph.model import Affordance, Box3D, Layer, SceneNode
 
@@ -89,3 +91,21 @@ def test_an_object_inside_a_container_is_approached_from_the_side_the_base_sees_
     assert refused is not None and refused.directions[0] == (1.0, 0.0) and len(refused.directions) == 3
     assert approach_face(tomato, nodes.get, False, (1.0, 0.8)) is None
     assert approach_face(tomato, {"room_1": KITCHEN}.get, True, (1.0, 0.8)) is None
+
+
+def test_a_container_is_as_far_as_where_the_base_would_stand_to_open_it() -> None:
+    """The fridge at (2, 0.35) opens towards +y, else +x, -y, -x (above): the base stands 0.7 m
+    from its centre before the likeliest face (at least 0.25 m beyond the face: 0.65 m on x),
+    and the reasoner's distance is the way to the first of those points that has one. A node
+    that does not open is as far as its position."""
+    fridge = container(2.0, 0.35)
+    lookup = {"room_1": KITCHEN}.get
+    points = standing_points(fridge, lookup, 0.7)
+    flat = [v for point in points for v in point]
+    assert flat == pytest.approx([2.0, 1.05, 2.7, 0.35, 2.0, -0.35, 1.3, 0.35])
+    assert standing_points(fridge, lookup, 0.3)[1] == pytest.approx((2.65, 0.35))
+    assert approach_distance([7.5, 1.0, 2.0]) == 7.5  # its back is nearer: the way round counts
+    assert approach_distance([math.inf, 1.0]) == 1.0  # no way before the likeliest face
+    assert approach_distance([math.inf, math.inf]) == math.inf
+    shelf = container(2.0, 0.35, Affordance.RECEPTACLE)
+    assert standing_points(shelf, lookup, 0.7) == ((2.0, 0.35),)

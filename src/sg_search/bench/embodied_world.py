@@ -45,7 +45,7 @@ from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
-from sg_search.scene_graph.fronts import RefusedFronts, approach_face
+from sg_search.scene_graph.fronts import RefusedFronts, approach_distance, approach_face, standing_points
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.observations import current_unit, holding_relation
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
@@ -233,14 +233,18 @@ class EmbodiedEpisode:
         return self.recent_rgb
 
     def distances(self) -> dict[str, float]:
-        """Geodesic metres over the map from the base to every node the reasoner may pick."""
+        """Geodesic metres over the map from the base to every node the reasoner may pick: to a
+        frontier's goal, to where the base would stand to open a container
+        (:func:`~sg_search.scene_graph.fronts.standing_points`), else to the node's position."""
         field = self.robot.frontier_field() or self.robot.field()
         if field is None:
             return {}
         out = {}
+        standoff = self.config.reasoner.container_standoff_m
         for node in self.scene_graph.nodes():
-            point = self._frontier_goals.get(node.id, (node.position[0], node.position[1]))
-            out[node.id] = float(field.distance_to(point))
+            goal = self._frontier_goals.get(node.id)
+            points = (goal,) if goal is not None else standing_points(node, self.scene_graph.get, standoff)
+            out[node.id] = approach_distance([field.distance_to(p) for p in points])
         return out
 
     def execute(self, candidate: Candidate) -> ExecutionReport:

@@ -34,6 +34,7 @@ from sg_search.ros.perception_node import rgb_from_msg, stamp_of
 from sg_search.ros.qos import SENSOR_QOS
 from sg_search.ros.tf import base_pose, create_transform_source
 from sg_search.scene_graph import SceneGraph, SceneNode
+from sg_search.scene_graph.fronts import approach_distance, standing_points
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.search.reports import ExecutionReport
 from sg_search.search.verification import follow_candidate
@@ -149,16 +150,24 @@ class RosSensing:
 
     def distances(self) -> dict[str, float]:
         """Geodesic metres from the robot to every room, region and object (the planner's
-        ``geodesic_distances``); empty when no planner answers (reasoners then rank by utility)."""
+        ``geodesic_distances``), to a container where the base would stand to open it (as the
+        in-process world measures it); empty when no planner answers (reasoners then rank by
+        utility)."""
         graph = self.mirror.copy()
         if graph is None or not self._distance_client.service_is_ready():
             return {}
         nodes = [n for n in graph.nodes() if n.layer >= 2]
-        request = GetGeodesicDistances.Request(points=[point_to_msg(n.position) for n in nodes])
+        standoff = self.config.container_standoff_m
+        points = [standing_points(n, graph.get, standoff) for n in nodes]
+        flat = [(x, y, 0.0) for each in points for x, y in each]
+        request = GetGeodesicDistances.Request(points=[point_to_msg(p) for p in flat])
         response = wait_future(self._distance_client.call_async(request), 2.0)
-        if response is None or not response.success:
+        if response is None or not response.success or len(response.distances) != len(flat):
             return {}
-        return {n.id: (d if d >= 0 else math.inf) for n, d in zip(nodes, response.distances, strict=True)}
+        ways = iter(d if d >= 0 else math.inf for d in response.distances)
+        return {
+            n.id: approach_distance([next(ways) for _ in each]) for n, each in zip(nodes, points, strict=True)
+        }
 
 
 class RosWorld:

@@ -53,6 +53,28 @@ def approach_face(
     return Face((side_towards(box.center, box.size, base_xy),), box.center, box.size)
 
 
+def standing_points(
+    node: SceneNode, lookup: Callable[[str], SceneNode | None], standoff_m: float
+) -> tuple[tuple[float, float], ...]:
+    """Where the base would stand to open ``node`` [m, ``map``]: ``standoff_m`` beyond each face
+    it may open towards, likeliest first (from the box's centre, at least 0.25 m beyond the
+    face); anything that does not open (or has no box or room box): its position (x, y)."""
+    fronts = opening_fronts(node, lookup(node.room_id))
+    if not fronts or node.bbox is None:
+        return ((node.position[0], node.position[1]),)
+    cx, cy, _ = node.bbox.center
+    outs = [max(standoff_m, half_extent(node.bbox.size, front) + 0.25) for front in fronts]
+    return tuple((cx + f[0] * out, cy + f[1] * out) for f, out in zip(fronts, outs, strict=True))
+
+
+def approach_distance(ways: Sequence[float]) -> float:
+    """A node's distance for reasoners from the ways [m] to its :func:`standing_points`: the
+    first with a way (the approach takes the likeliest face that has room before it, so a
+    cabinet in a kitchen island is opened from the far side however near its back stands);
+    inf if none has."""
+    return next((w for w in ways if math.isfinite(w)), math.inf)
+
+
 def handle_pose(node: SceneNode, front: Front) -> tuple[tuple[float, float, float], float] | None:
     """Where an opening skill takes hold of a container that opens towards ``front``: the
     centre [m] of that face, and its outward yaw [rad] (the HSR driver's ``OpenContainer``

@@ -1,0 +1,79 @@
+"""The reasoner node's distances over DDS: a container is as far as where the base would stand
+to open it, as the in-process world measures it (:func:`sg_search.scene_graph.fronts.standing_points`),
+asked of the planner's ``geodesic_distances`` service in one request."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any, cast
+
+import pytest
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+from sg_search_interfaces.srv import GetGeodesicDistances
+
+from sg_search.ros.graph_mirror import GraphMirror
+from sg_search.ros.ros_world import RosSensing
+from sg_search.scene_graph import Layer, SceneGraph, SceneNode
+from sg_search.scene_graph.model import Affordance, Box3D
+from sg_search.search.config import ReasonerNodeConfig
+
+pytestmark = pytest.mark.ros
+
+KITCHEN = SceneNode(
+    "room_1", Layer.ROOM, "room", "kitchen", (3.0, 2.0, 0.0), Box3D((3.0, 2.0, 1.25), (6.0, 4.0, 2.5))
+)
+# against the y = 0 wall: it opens towards +y, its front point 0.7 m from its centre at (2, 1.05)
+FRIDGE = SceneNode(
+    "obj_1", Layer.OBJECT, "object", "fridge", (2.0, 0.35, 0.9), Box3D((2.0, 0.35, 0.9), (0.8, 0.6, 1.8)),
+    room_id="room_1", affordances=Affordance.OPENABLE,
+)  # fmt: skip
+MUG = SceneNode("obj_2", Layer.OBJECT, "object", "mug", (4.0, 3.0, 0.9), room_id="room_1")
+
+
+class FixedGraphMirror:
+    """Test double of :class:`GraphMirror`: always the same graph (no scene-graph server)."""
+
+    def __init__(self, graph: SceneGraph) -> None:
+        self.graph = graph
+
+    def copy(self, wait_s: float = 0.0) -> SceneGraph:
+        return self.graph
+
+
+def _planner_distances(node: Node) -> list[list[tuple[float, float]]]:
+    """Test double of the planner's ``geodesic_distances``: records each request's points and
+    answers x + 10 y, except -1 (unreachable) for a point behind the fridge (y < 0)."""
+    requests: list[list[tuple[float, float]]] = []
+    lock = threading.Lock()
+
+    def serve(request: Any, response: Any) -> Any:
+        points = [(p.x, p.y) for p in request.points]
+        with lock:
+            requests.append(points)
+        response.distances = [-1.0 if y < 0 else x + 10.0 * y for x, y in points]
+        response.success = True
+        return response
+
+    node.create_service(
+        GetGeodesicDistances, "geodesic_distances", serve, callback_group=ReentrantCallbackGroup()
+    )
+    return requests
+
+
+def test_a_container_is_as_far_as_its_front_and_one_request_asks_for_every_point(ros_node: Node) -> None:
+    requests = _planner_distances(ros_node)
+    graph = SceneGraph()
+    for node in (KITCHEN, FRIDGE, MUG):
+        graph.upsert_node(node)
+    sensing = RosSensing(
+        ros_node, ReasonerNodeConfig(sensing_nodes=()), cast(GraphMirror, FixedGraphMirror(graph))
+    )
+    assert sensing._distance_client.wait_for_service(timeout_sec=10.0)
+
+    distances = sensing.distances()
+
+    assert distances["obj_1"] == pytest.approx(2.0 + 10.0 * 1.05)  # the +y front, not the centre (5.5)
+    assert distances["obj_2"] == pytest.approx(4.0 + 30.0)
+    assert distances["room_1"] == pytest.approx(3.0 + 20.0)
+    assert len(requests) == 1 and len(requests[0]) == 1 + 4 + 1  # the room, the fridge's four faces, the mug

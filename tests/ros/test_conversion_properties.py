@@ -14,7 +14,15 @@ from sg_search_interfaces.msg import SceneEdge as SceneEdgeMsg
 from sg_search_interfaces.msg import SceneGraphUpdate
 from sg_search_interfaces.msg import SceneNode as SceneNodeMsg
 
-from sg_search.ros.conversions import edge_from_msg, edge_to_msg, node_from_msg, node_to_msg, update_from_msg
+from sg_search.ros.conversions import (
+    edge_from_msg,
+    edge_to_msg,
+    fronts_from_msg,
+    fronts_to_msg,
+    node_from_msg,
+    node_to_msg,
+    update_from_msg,
+)
 
 pytestmark = pytest.mark.ros
 
@@ -89,3 +97,15 @@ def test_an_update_with_one_bad_entry_is_refused_whole(
     else:
         with pytest.raises(ValueError):
             update_from_msg(msg)
+
+
+@given(st.lists(st.floats(-1.0, 1.0, width=32), max_size=9))
+def test_container_sides_come_back_in_pairs_or_the_field_is_named(flat: list[float]) -> None:
+    """A float32[] of sides (refused_fronts) reads as (x, y) pairs that write back to it; an odd
+    length is a ValueError naming the field."""
+    if len(flat) % 2:
+        with pytest.raises(ValueError, match="refused_fronts has an odd length"):
+            fronts_from_msg(flat, "refused_fronts")
+        return
+    fronts = fronts_from_msg(flat, "refused_fronts")
+    assert len(fronts) == len(flat) // 2 and fronts_to_msg(fronts) == flat

@@ -33,7 +33,8 @@ def test_the_reasoner_world_reads_a_crashed_executor_as_a_failure(ros_node: Node
     ActionServer(ros_node, ExecuteAffordance, "crashing_executor", execute_callback=_crash)
     client = ActionClient(ros_node, ExecuteAffordance, "crashing_executor")
     assert client.wait_for_server(timeout_sec=20.0)
-    sensing = types.SimpleNamespace(config=ReasonerNodeConfig(), dead=lambda: [])  # what execute() reads
+    # what execute() reads and writes of RosSensing
+    sensing = types.SimpleNamespace(config=ReasonerNodeConfig(), dead=lambda: [], refused={})
     world = RosWorld(sensing, client, should_stop=lambda: False)  # type: ignore[arg-type]
 
     report = world.execute(Candidate("cabinet_0", SkillAffordance.OPEN))

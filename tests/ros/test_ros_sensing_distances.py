@@ -1,6 +1,7 @@
 """The reasoner node's distances over DDS: a container is as far as where the base would stand
 to open it, as the in-process world measures it (:func:`sg_search.scene_graph.fronts.standing_points`),
-asked of the planner's ``geodesic_distances`` service in one request."""
+asked of the planner's ``geodesic_distances`` service in one request, less the sides the
+affordance executor's result reports it would not open from."""
 
 from __future__ import annotations
 
@@ -8,12 +9,16 @@ import threading
 from typing import Any, cast
 
 import pytest
+from rclpy.action import ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
+from sg_search_interfaces.action import ExecuteAffordance
 from sg_search_interfaces.srv import GetGeodesicDistances
 
+from sg_search.reasoning.base import Candidate, SkillAffordance
+from sg_search.ros.action_client import ActionClient
 from sg_search.ros.graph_mirror import GraphMirror
-from sg_search.ros.ros_world import RosSensing
+from sg_search.ros.ros_world import RosSensing, RosWorld
 from sg_search.scene_graph import Layer, SceneGraph, SceneNode
 from sg_search.scene_graph.model import Affordance, Box3D
 from sg_search.search.config import ReasonerNodeConfig
@@ -42,8 +47,11 @@ class FixedGraphMirror:
 
 
 def _planner_distances(node: Node) -> list[list[tuple[float, float]]]:
-    """Test double of the planner's ``geodesic_distances``: records each request's points and
-    answers x + 10 y, except -1 (unreachable) for a point behind the fridge (y < 0)."""
+    """Test double of the planner (the test's node): its ``reach_radii`` parameter (the
+    shipped values, served by rclpy's parameter services) and its ``geodesic_distances``,
+    which records each request's points and answers x + 10 y, except -1 (unreachable) for a
+    point behind the fridge (y < 0)."""
+    node.declare_parameter("reach_radii", [0.6, 0.7, 0.8])
     requests: list[list[tuple[float, float]]] = []
     lock = threading.Lock()
 
@@ -61,15 +69,19 @@ def _planner_distances(node: Node) -> list[list[tuple[float, float]]]:
     return requests
 
 
-def test_a_container_is_as_far_as_its_front_and_one_request_asks_for_every_point(ros_node: Node) -> None:
-    requests = _planner_distances(ros_node)
+def _sensing(ros_node: Node, planner_node: str = "") -> RosSensing:
     graph = SceneGraph()
     for node in (KITCHEN, FRIDGE, MUG):
         graph.upsert_node(node)
-    sensing = RosSensing(
-        ros_node, ReasonerNodeConfig(sensing_nodes=()), cast(GraphMirror, FixedGraphMirror(graph))
-    )
+    config = ReasonerNodeConfig(sensing_nodes=(), planner_node=planner_node or ros_node.get_name())
+    sensing = RosSensing(ros_node, config, cast(GraphMirror, FixedGraphMirror(graph)))
     assert sensing._distance_client.wait_for_service(timeout_sec=10.0)
+    return sensing
+
+
+def test_a_container_is_as_far_as_its_front_and_one_request_asks_for_every_point(ros_node: Node) -> None:
+    requests = _planner_distances(ros_node)
+    sensing = _sensing(ros_node)
 
     distances = sensing.distances()
 
@@ -77,3 +89,30 @@ def test_a_container_is_as_far_as_its_front_and_one_request_asks_for_every_point
     assert distances["obj_2"] == pytest.approx(4.0 + 30.0)
     assert distances["room_1"] == pytest.approx(3.0 + 20.0)
     assert len(requests) == 1 and len(requests[0]) == 1 + 4 + 1  # the room, the fridge's four faces, the mug
+    assert _sensing(ros_node, planner_node="no_planner").distances() == {}  # no reach_radii: no distances
+
+
+def _refuse_from_the_front(handle: Any) -> Any:
+    """Test double of the affordance executor: the open failed from the fridge's +y side."""
+    handle.abort()
+    result = ExecuteAffordance.Result(
+        error_code=ExecuteAffordance.Result.MANIPULATION_FAILED, error_msg="open obj_1: wrong side"
+    )
+    result.refused_fronts = [0.0, 1.0]
+    return result
+
+
+def test_a_side_the_executor_would_not_open_from_is_not_measured(ros_node: Node) -> None:
+    requests = _planner_distances(ros_node)
+    sensing = _sensing(ros_node)
+    ActionServer(ros_node, ExecuteAffordance, "refusing_executor", execute_callback=_refuse_from_the_front)
+    client = ActionClient(ros_node, ExecuteAffordance, "refusing_executor")
+    assert client.wait_for_server(timeout_sec=20.0)
+    world = RosWorld(sensing, client, should_stop=lambda: False)
+
+    report = world.execute(Candidate("obj_1", SkillAffordance.OPEN))
+    distances = sensing.distances()
+
+    assert not report.success
+    assert distances["obj_1"] == pytest.approx(2.7 + 10.0 * 0.35)  # the +x side, next after the refused +y
+    assert len(requests[-1]) == 1 + 3 + 1

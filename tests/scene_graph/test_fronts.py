@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import pytest
 
@@ -94,18 +95,30 @@ def test_an_object_inside_a_container_is_approached_from_the_side_the_base_sees_
 
 
 def test_a_container_is_as_far_as_where_the_base_would_stand_to_open_it() -> None:
-    """The fridge at (2, 0.35) opens towards +y, else +x, -y, -x (above): the base stands 0.7 m
-    from its centre before the likeliest face (at least 0.25 m beyond the face: 0.65 m on x),
-    and the reasoner's distance is the way to the first of those points that has one. A node
-    that does not open is as far as its position."""
+    """The fridge at (2, 0.35) opens towards +y, else +x, -y, -x (above): the base stands at the
+    middle reach circle (0.7 m) from its centre before each face it may open from, likeliest
+    first (at least 0.25 m beyond the face: 0.65 m on x), less the sides it would not open
+    from; the reasoner's distance is the way to the first of those points that has one,
+    measured no further than that. A node that does not open is as far as its position."""
     fridge = container(2.0, 0.35)
     lookup = {"room_1": KITCHEN}.get
-    points = standing_points(fridge, lookup, 0.7)
+    points = standing_points(fridge, lookup, (0.6, 0.7, 0.8))
     flat = [v for point in points for v in point]
     assert flat == pytest.approx([2.0, 1.05, 2.7, 0.35, 2.0, -0.35, 1.3, 0.35])
-    assert standing_points(fridge, lookup, 0.3)[1] == pytest.approx((2.65, 0.35))
+    assert standing_points(fridge, lookup, (0.2, 0.3, 0.4))[1] == pytest.approx((2.65, 0.35))
+    refused = standing_points(fridge, lookup, (0.6, 0.7, 0.8), refused=((0.0, 1.0), (1.0, 0.0)))
+    assert [v for point in refused for v in point] == pytest.approx([2.0, -0.35, 1.3, 0.35])
     assert approach_distance([7.5, 1.0, 2.0]) == 7.5  # its back is nearer: the way round counts
     assert approach_distance([math.inf, 1.0]) == 1.0  # no way before the likeliest face
     assert approach_distance([math.inf, math.inf]) == math.inf
+    measured: list[float] = []
+
+    def measure() -> Iterator[float]:
+        for way in (math.inf, 3.0, 1.0):
+            measured.append(way)
+            yield way
+
+    assert approach_distance(measure()) == 3.0
+    assert measured == [math.inf, 3.0]  # the faces after the first with a way are not measured
     shelf = container(2.0, 0.35, Affordance.RECEPTACLE)
-    assert standing_points(shelf, lookup, 0.7) == ((2.0, 0.35),)
+    assert standing_points(shelf, lookup, (0.6, 0.7, 0.8)) == ((2.0, 0.35),)

@@ -240,11 +240,15 @@ class EmbodiedEpisode:
         if field is None:
             return {}
         out = {}
-        standoff = self.config.reasoner.container_standoff_m
+        radii = self.config.planner.reach_radii
         for node in self.scene_graph.nodes():
             goal = self._frontier_goals.get(node.id)
-            points = (goal,) if goal is not None else standing_points(node, self.scene_graph.get, standoff)
-            out[node.id] = approach_distance([field.distance_to(p) for p in points])
+            points = (
+                (goal,)
+                if goal is not None
+                else standing_points(node, self.scene_graph.get, radii, self.refused_fronts.of(node.id))
+            )
+            out[node.id] = approach_distance(field.distance_to(p) for p in points)
         return out
 
     def execute(self, candidate: Candidate) -> ExecutionReport:

@@ -41,7 +41,7 @@ from sg_search.geometry import Pose2D
 from sg_search.planning.navigator import turn_towards
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.action_client import ActionClient
-from sg_search.ros.conversions import point_to_msg
+from sg_search.ros.conversions import fronts_to_msg, point_to_msg
 from sg_search.ros.futures import goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.liveliness import AliveWatch, announce_alive
@@ -137,6 +137,7 @@ class AffordanceExecutorNode(Node):
             now = self._mirror.copy()
             known = current_unit(now, chosen) if now is not None and chosen is not None else None
             result.node_state = int(known.state) if known is not None else 0
+            result.refused_fronts = fronts_to_msg(self._refused.of(goal.node_id))
             if report_code == ExecutorError.CANCELED:
                 handle.canceled()
             elif report_code == ExecutorError.NONE:
@@ -165,7 +166,7 @@ class AffordanceExecutorNode(Node):
             goal.pose.pose.orientation.w = 1.0
         else:
             goal.node_id, goal.within_reach = node.id, purpose == "reach"
-            goal.refused_fronts = [float(v) for front in self._refused.of(node.id) for v in front]
+            goal.refused_fronts = fronts_to_msg(self._refused.of(node.id))
         try:
             response = self._run_action(
                 self._navigate,

@@ -38,6 +38,7 @@ from sg_search.scene_graph import (
     SceneNode,
 )
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
+from sg_search.scene_graph.fronts import Front
 from sg_search.scene_graph.model import Vec3
 from sg_search.scene_graph.observations import ObjectInstance
 
@@ -53,6 +54,20 @@ def point_to_msg(p: Vec3) -> Point:
 def point_from_msg(p: Point) -> Vec3:
     """geometry_msgs/Point -> (x, y, z) [m]."""
     return (float(p.x), float(p.y), float(p.z))
+
+
+def fronts_to_msg(fronts: Sequence[Front]) -> list[float]:
+    """Container sides (x, y unit vectors in ``map``) -> a flat float32[] (x0, y0, x1, y1, ...)."""
+    return [float(v) for front in fronts for v in front]
+
+
+def fronts_from_msg(values: Sequence[float], field: str) -> tuple[Front, ...]:
+    """A flat float32[] ``field`` -> container sides (x, y); ValueError naming the field if
+    its length is odd."""
+    flat = [float(v) for v in values]
+    if len(flat) % 2:
+        raise ValueError(f"{field} has an odd length ({len(flat)})")
+    return tuple((flat[i], flat[i + 1]) for i in range(0, len(flat), 2))
 
 
 def box_to_msg(box: Box3D | None) -> Box3DMsg:

@@ -42,7 +42,7 @@ from sg_search.planning.geodesic import DistanceField, path_length, traversable
 from sg_search.planning.navigator import NavError, Navigator
 from sg_search.planning.stall import StallDetector, point_ahead
 from sg_search.planning.viewpoints import approach_goal
-from sg_search.ros.conversions import update_from_msg
+from sg_search.ros.conversions import fronts_from_msg, update_from_msg
 from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.liveliness import AliveWatch, announce_alive
@@ -271,13 +271,11 @@ class FrontierPlanner(Node):
         for frontier in self.frontiers:
             if frontier.frontier_id == goal.node_id:
                 return frontier.goal
-        refused = list(goal.refused_fronts)
-        if len(refused) % 2:
-            raise GoalError(
-                NavigateTo.Result.INVALID_GOAL, f"refused_fronts has an odd length ({len(refused)})"
-            )
-        fronts = [(refused[i], refused[i + 1]) for i in range(0, len(refused), 2)]
-        return self._viewpoint_of(goal.node_id, goal.within_reach, fronts)
+        try:
+            fronts = fronts_from_msg(goal.refused_fronts, "refused_fronts")
+        except ValueError as exc:
+            raise GoalError(NavigateTo.Result.INVALID_GOAL, str(exc)) from exc
+        return self._viewpoint_of(goal.node_id, goal.within_reach, list(fronts))
 
     def _viewpoint_of(
         self, node_id: str, within_reach: bool, refused: list[tuple[float, float]]

@@ -17,6 +17,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from rcl_interfaces.msg import ParameterType
+from rcl_interfaces.srv import GetParameters
 from rclpy.callback_groups import ReentrantCallbackGroup
 from sensor_msgs.msg import Image
 from sg_search_interfaces.action import ExecuteAffordance
@@ -26,7 +28,7 @@ from sg_search_interfaces.srv import GetGeodesicDistances
 from sg_search.geometry import Pose2D
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.action_client import ActionClient
-from sg_search.ros.conversions import point_to_msg
+from sg_search.ros.conversions import fronts_from_msg, point_to_msg
 from sg_search.ros.futures import goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.liveliness import AliveWatch
@@ -34,7 +36,7 @@ from sg_search.ros.perception_node import rgb_from_msg, stamp_of
 from sg_search.ros.qos import SENSOR_QOS
 from sg_search.ros.tf import base_pose, create_transform_source
 from sg_search.scene_graph import SceneGraph, SceneNode
-from sg_search.scene_graph.fronts import approach_distance, standing_points
+from sg_search.scene_graph.fronts import Front, approach_distance, standing_points
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.search.reports import ExecutionReport
 from sg_search.search.verification import follow_candidate
@@ -117,10 +119,16 @@ class RosSensing:
         self.node = node
         self.config = config
         self.mirror = mirror
+        self.refused: dict[str, tuple[Front, ...]] = {}  # the executor: sides each would not open from
         self.tf = create_transform_source(node)
         self.images = RecentImages(node, config.kept_frames)
+        group = ReentrantCallbackGroup()
+        self._planner_parameters = node.create_client(
+            GetParameters, f"{config.planner_node}/get_parameters", callback_group=group
+        )
+        self._reach_radii: tuple[float, ...] | None = None
         self._distance_client = node.create_client(
-            GetGeodesicDistances, "geodesic_distances", callback_group=ReentrantCallbackGroup()
+            GetGeodesicDistances, "geodesic_distances", callback_group=group
         )
         self.watches = {name: AliveWatch(node, name) for name in config.sensing_nodes}
         self.perception = self.watches.get("perception") or AliveWatch(node, "")
@@ -150,15 +158,18 @@ class RosSensing:
 
     def distances(self) -> dict[str, float]:
         """Geodesic metres from the robot to every room, region and object (the planner's
-        ``geodesic_distances``), to a container where the base would stand to open it (as the
-        in-process world measures it); empty when no planner answers (reasoners then rank by
+        ``geodesic_distances``), to a container where the base would stand to open it, less the
+        sides the executor reported it would not open from (as the in-process world measures
+        it); empty when no planner answers (reasoners then rank by
         utility)."""
         graph = self.mirror.copy()
         if graph is None or not self._distance_client.service_is_ready():
             return {}
+        radii = self._planner_reach_radii()
+        if radii is None:
+            return {}
         nodes = [n for n in graph.nodes() if n.layer >= 2]
-        standoff = self.config.container_standoff_m
-        points = [standing_points(n, graph.get, standoff) for n in nodes]
+        points = [standing_points(n, graph.get, radii, self.refused.get(n.id, ())) for n in nodes]
         flat = [(x, y, 0.0) for each in points for x, y in each]
         request = GetGeodesicDistances.Request(points=[point_to_msg(p) for p in flat])
         response = wait_future(self._distance_client.call_async(request), 2.0)
@@ -168,6 +179,18 @@ class RosSensing:
         return {
             n.id: approach_distance([next(ways) for _ in each]) for n, each in zip(nodes, points, strict=True)
         }
+
+    def _planner_reach_radii(self) -> tuple[float, ...] | None:
+        """The planner's ``reach_radii`` [m], the circles its approaches to open a container
+        drive to: asked once of its parameters (one source for both nodes); None while it
+        does not answer with a non-empty list of numbers."""
+        if self._reach_radii is None and self._planner_parameters.service_is_ready():
+            request = GetParameters.Request(names=["reach_radii"])
+            response = wait_future(self._planner_parameters.call_async(request), 2.0)
+            values = response.values if response is not None else []
+            if len(values) == 1 and values[0].type == ParameterType.PARAMETER_DOUBLE_ARRAY:
+                self._reach_radii = tuple(float(v) for v in values[0].double_array_value) or None
+        return self._reach_radii
 
 
 class RosWorld:
@@ -239,6 +262,10 @@ class RosWorld:
             return ExecutionReport(False, message="the affordance executor gave no result", fatal=True)
         result = response.result
         failure = goal_failure(response, "affordance executor")
+        try:
+            self.sensing.refused[candidate.node_id] = fronts_from_msg(result.refused_fronts, "refused_fronts")
+        except ValueError as exc:
+            failure = failure or f"affordance executor: {exc}"
         succeeded = not failure and result.error_code == 0
         if succeeded and candidate.affordance in _LOOKING:
             self.sensing.mirror.catch_up(self.config.graph_wait_s)

@@ -8,12 +8,17 @@ would not open from. Frame ``map``."""
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+import statistics
+from collections.abc import Callable, Iterable, Sequence
 
 from sg_search.planning.viewpoints import AXES, Face, half_extent, opening_sides, side_towards
 from sg_search.scene_graph.model import Affordance, SceneNode
 
 Front = tuple[float, float]  # unit vector (x, y) in ``map``
+
+FACE_CLEARANCE_M = 0.25
+"""[m] A standing point is at least this far beyond the face it opens, so that it lies off the
+box of a deep container (a fridge 0.9 m deep), whose middle reach circle ends inside it."""
 
 
 def opening_fronts(
@@ -54,24 +59,30 @@ def approach_face(
 
 
 def standing_points(
-    node: SceneNode, lookup: Callable[[str], SceneNode | None], standoff_m: float
+    node: SceneNode,
+    lookup: Callable[[str], SceneNode | None],
+    reach_radii: Sequence[float],
+    refused: Sequence[Front] = (),
 ) -> tuple[tuple[float, float], ...]:
-    """Where the base would stand to open ``node`` [m, ``map``]: ``standoff_m`` beyond each face
-    it may open towards, likeliest first (from the box's centre, at least 0.25 m beyond the
-    face); anything that does not open (or has no box or room box): its position (x, y)."""
-    fronts = opening_fronts(node, lookup(node.room_id))
+    """Where the base would stand to open ``node`` [m, ``map``]: before each face it may open
+    towards (less the ``refused`` sides, as its approach leaves them out), likeliest first, at
+    the middle of ``reach_radii`` [m] from the box's centre (the planner's circles of
+    viewpoints within reach) and at least :data:`FACE_CLEARANCE_M` beyond the face; anything
+    that does not open (or has no box or room box): its position (x, y)."""
+    fronts = opening_fronts(node, lookup(node.room_id), refused)
     if not fronts or node.bbox is None:
         return ((node.position[0], node.position[1]),)
     cx, cy, _ = node.bbox.center
-    outs = [max(standoff_m, half_extent(node.bbox.size, front) + 0.25) for front in fronts]
+    standoff = statistics.median(reach_radii)
+    outs = [max(standoff, half_extent(node.bbox.size, front) + FACE_CLEARANCE_M) for front in fronts]
     return tuple((cx + f[0] * out, cy + f[1] * out) for f, out in zip(fronts, outs, strict=True))
 
 
-def approach_distance(ways: Sequence[float]) -> float:
-    """A node's distance for reasoners from the ways [m] to its :func:`standing_points`: the
-    first with a way (the approach takes the likeliest face that has room before it, so a
-    cabinet in a kitchen island is opened from the far side however near its back stands);
-    inf if none has."""
+def approach_distance(ways: Iterable[float]) -> float:
+    """A node's distance for reasoners from the ways [m] to its :func:`standing_points`, taken
+    in order until one is finite: the first with a way (the approach takes the likeliest face
+    that has room before it, so a cabinet in a kitchen island is opened from the far side
+    however near its back stands); inf if none has."""
     return next((w for w in ways if math.isfinite(w)), math.inf)
 
 

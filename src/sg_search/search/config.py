@@ -55,7 +55,7 @@ class ReasonerNodeConfig:
     kept_frames: int = 16
     still_facing_m: float = 0.03
     still_facing_deg: float = 3.0
-    container_standoff_m: float = 0.7
+    planner_node: str = "frontier_planner"
 
     def reasoner_params(self, section: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """What :func:`create_reasoner` gets: the shared values (seed, fallback, the LLM

@@ -14,12 +14,12 @@ import math
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from rcl_interfaces.msg import ParameterType
 from rcl_interfaces.srv import GetParameters
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.parameter import parameter_value_to_python
 from sensor_msgs.msg import Image
 from sg_search_interfaces.action import ExecuteAffordance
 from sg_search_interfaces.msg import ObjectObservationArray
@@ -160,13 +160,17 @@ class RosSensing:
         """Geodesic metres from the robot to every room, region and object (the planner's
         ``geodesic_distances``), to a container where the base would stand to open it, less the
         sides the executor reported it would not open from (as the in-process world measures
-        it); empty when no planner answers (reasoners then rank by
-        utility)."""
+        it); empty while the planner answers neither these nor its ``reach_radii`` (reasoners
+        then rank by utility)."""
         graph = self.mirror.copy()
         if graph is None or not self._distance_client.service_is_ready():
             return {}
         radii = self._planner_reach_radii()
         if radii is None:
+            self.node.get_logger().warning(
+                f"planner_node {self.config.planner_node!r} gave no reach_radii: no distances for reasoners",
+                once=True,
+            )
             return {}
         nodes = [n for n in graph.nodes() if n.layer >= 2]
         points = [standing_points(n, graph.get, radii, self.refused.get(n.id, ())) for n in nodes]
@@ -187,9 +191,11 @@ class RosSensing:
         if self._reach_radii is None and self._planner_parameters.service_is_ready():
             request = GetParameters.Request(names=["reach_radii"])
             response = wait_future(self._planner_parameters.call_async(request), 2.0)
-            values = response.values if response is not None else []
-            if len(values) == 1 and values[0].type == ParameterType.PARAMETER_DOUBLE_ARRAY:
-                self._reach_radii = tuple(float(v) for v in values[0].double_array_value) or None
+            values = [parameter_value_to_python(v) for v in response.values] if response is not None else []
+            radii = list(values[0]) if len(values) == 1 and isinstance(values[0], Sequence) else []
+            numbers = [float(r) for r in radii if isinstance(r, int | float) and not isinstance(r, bool)]
+            if radii and len(numbers) == len(radii):
+                self._reach_radii = tuple(numbers)
         return self._reach_radii
 
 

@@ -349,12 +349,15 @@ class AffordanceExecutorNode(Node):
 
     def _turn(self, headings: Callable[[Pose2D], list[float]]) -> str:
         """Turn the base in place (cmd_vel, TF) to each of ``headings`` [rad, ``map``] of its pose
-        now, in turn; "" once done, else why not."""
+        now, in turn; "" once done, else why not. TF is given ``tf_wait_s`` to place the base
+        (a goal sent as the node starts can come before its first transforms)."""
         c = self.config
         base = TwistBase(self.tf, self._cmd, c.map_frame, c.base_frame, POLL_S)
-        pose = base.pose()
+        deadline = time.monotonic() + c.tf_wait_s
+        while (pose := base.pose()) is None and time.monotonic() < deadline and not self._canceled():
+            time.sleep(POLL_S)
         if pose is None:
-            return f"no transform {c.map_frame} <- {c.base_frame}"
+            return f"no transform {c.map_frame} <- {c.base_frame} within tf_wait_s ({c.tf_wait_s} s)"
         goals = headings(pose)
         for done, heading in enumerate(goals):
             if not turn_towards(

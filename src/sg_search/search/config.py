@@ -115,6 +115,7 @@ class ExecutorNodeConfig:
     heading_tolerance_rad: float = 0.25
     look_timeout_s: float = 15.0
     graph_wait_s: float = 5.0
+    tf_wait_s: float = 5.0
     goal_sender: str = "reasoner"
 
     def __post_init__(self) -> None:

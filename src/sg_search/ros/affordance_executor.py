@@ -353,9 +353,7 @@ class AffordanceExecutorNode(Node):
         (a goal sent as the node starts can come before its first transforms)."""
         c = self.config
         base = TwistBase(self.tf, self._cmd, c.map_frame, c.base_frame, POLL_S)
-        deadline = time.monotonic() + c.tf_wait_s
-        while (pose := base.pose()) is None and time.monotonic() < deadline and not self._canceled():
-            time.sleep(POLL_S)
+        pose = base_pose(self.tf, c.map_frame, c.base_frame, c.tf_wait_s)
         if pose is None:
             return f"no transform {c.map_frame} <- {c.base_frame} within tf_wait_s ({c.tf_wait_s} s)"
         goals = headings(pose)

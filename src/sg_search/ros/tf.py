@@ -53,10 +53,11 @@ def wait_for_transform(
             time.sleep(0.01)
 
 
-def base_pose(source: TransformSource, map_frame: str, base_frame: str) -> Pose2D | None:
-    """(x, y, yaw) of ``base_frame`` in ``map_frame`` [m, rad], or None while TF lacks it."""
+def base_pose(source: TransformSource, map_frame: str, base_frame: str, wait_s: float = 0.0) -> Pose2D | None:
+    """(x, y, yaw) of ``base_frame`` in ``map_frame`` [m, rad], or None while TF lacks it
+    (after waiting up to ``wait_s`` seconds for it: :func:`wait_for_transform`)."""
     try:
-        t = source.lookup(map_frame, base_frame)
+        t = wait_for_transform(source, map_frame, base_frame, None, wait_s)
     except TransformError:
         return None
     return (float(t.translation[0]), float(t.translation[1]), yaw_from_quat(t.rotation))

@@ -11,6 +11,7 @@ from typing import Any, cast
 import pytest
 from rclpy.action import ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance
 from sg_search_interfaces.srv import GetGeodesicDistances
@@ -90,6 +91,24 @@ def test_a_container_is_as_far_as_its_front_and_one_request_asks_for_every_point
     assert distances["room_1"] == pytest.approx(3.0 + 20.0)
     assert len(requests) == 1 and len(requests[0]) == 1 + 4 + 1  # the room, the fridge's four faces, the mug
     assert _sensing(ros_node, planner_node="no_planner").distances() == {}  # no reach_radii: no distances
+
+
+def test_a_planner_node_without_reach_radii_gives_no_distances_and_is_asked_once(ros_node: Node) -> None:
+    _planner_distances(ros_node)
+    other = Node("not_a_planner", context=ros_node.context)  # answers get_parameters, has no reach_radii
+    executor = SingleThreadedExecutor(context=ros_node.context)
+    executor.add_node(other)
+    spinning = threading.Thread(target=executor.spin, daemon=True)
+    spinning.start()
+    try:
+        sensing = _sensing(ros_node, planner_node="not_a_planner")
+        assert sensing._planner_parameters.wait_for_service(timeout_sec=10.0)
+        assert sensing.distances() == {}
+        assert sensing._reach_radii == ()  # its answer is kept: not asked again at every decision
+        assert sensing.distances() == {}
+    finally:
+        executor.shutdown()
+        other.destroy_node()
 
 
 def _refuse_from_the_front(handle: Any) -> Any:

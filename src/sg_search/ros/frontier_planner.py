@@ -19,6 +19,7 @@ from __future__ import annotations
 import array
 import math
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path as FilePath
 
@@ -51,7 +52,7 @@ from sg_search.ros.qos import CMD_VEL_QOS, LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import SceneGraph
-from sg_search.scene_graph.fronts import approach_face
+from sg_search.scene_graph.fronts import Front, approach_face
 from sg_search.scene_graph.observations import holding_relation
 
 
@@ -275,10 +276,10 @@ class FrontierPlanner(Node):
             fronts = fronts_from_msg(goal.refused_fronts, "refused_fronts")
         except ValueError as exc:
             raise GoalError(NavigateTo.Result.INVALID_GOAL, str(exc)) from exc
-        return self._viewpoint_of(goal.node_id, goal.within_reach, list(fronts))
+        return self._viewpoint_of(goal.node_id, goal.within_reach, fronts)
 
     def _viewpoint_of(
-        self, node_id: str, within_reach: bool, refused: list[tuple[float, float]]
+        self, node_id: str, within_reach: bool, refused: Sequence[Front]
     ) -> tuple[float, float]:
         """The node's viewpoint (:func:`~sg_search.planning.viewpoints.approach_goal`, as the
         in-process world chooses it) from the base's pose."""

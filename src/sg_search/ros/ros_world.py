@@ -166,11 +166,7 @@ class RosSensing:
         if graph is None or not self._distance_client.service_is_ready():
             return {}
         radii = self._planner_reach_radii()
-        if radii is None:
-            self.node.get_logger().warning(
-                f"planner_node {self.config.planner_node!r} gave no reach_radii: no distances for reasoners",
-                once=True,
-            )
+        if not radii:
             return {}
         nodes = [n for n in graph.nodes() if n.layer >= 2]
         points = [standing_points(n, graph.get, radii, self.refused.get(n.id, ())) for n in nodes]
@@ -186,16 +182,23 @@ class RosSensing:
 
     def _planner_reach_radii(self) -> tuple[float, ...] | None:
         """The planner's ``reach_radii`` [m], the circles its approaches to open a container
-        drive to: asked once of its parameters (one source for both nodes); None while it
-        does not answer with a non-empty list of numbers."""
+        drive to: asked of its parameters (one source for both nodes) until it answers. None
+        while it does not; () once it answered without a non-empty list of numbers (a wrong
+        ``planner_node``), said once in a warning."""
         if self._reach_radii is None and self._planner_parameters.service_is_ready():
             request = GetParameters.Request(names=["reach_radii"])
             response = wait_future(self._planner_parameters.call_async(request), 2.0)
-            values = [parameter_value_to_python(v) for v in response.values] if response is not None else []
+            if response is None:
+                return None  # not answered in time: asked again at the next decision
+            values = [parameter_value_to_python(v) for v in response.values]
             radii = list(values[0]) if len(values) == 1 and isinstance(values[0], Sequence) else []
             numbers = [float(r) for r in radii if isinstance(r, int | float) and not isinstance(r, bool)]
-            if radii and len(numbers) == len(radii):
-                self._reach_radii = tuple(numbers)
+            self._reach_radii = tuple(numbers) if radii and len(numbers) == len(radii) else ()
+            if not self._reach_radii:
+                self.node.get_logger().warning(
+                    f"planner_node {self.config.planner_node!r} has no reach_radii (it answered "
+                    f"{values!r}): no distances for reasoners"
+                )
         return self._reach_radii
 
 
@@ -269,7 +272,10 @@ class RosWorld:
         result = response.result
         failure = goal_failure(response, "affordance executor")
         try:
-            self.sensing.refused[candidate.node_id] = fronts_from_msg(result.refused_fronts, "refused_fronts")
+            if refused := fronts_from_msg(result.refused_fronts, "refused_fronts"):
+                self.sensing.refused[candidate.node_id] = refused
+            else:
+                self.sensing.refused.pop(candidate.node_id, None)
         except ValueError as exc:
             failure = failure or f"affordance executor: {exc}"
         succeeded = not failure and result.error_code == 0

@@ -17,6 +17,7 @@ from sg_search_interfaces.action import ExecuteAffordance
 from sg_search_interfaces.srv import GetGeodesicDistances
 
 from sg_search.reasoning.base import Candidate, SkillAffordance
+from sg_search.ros import ros_world
 from sg_search.ros.action_client import ActionClient
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.ros_world import RosSensing, RosWorld
@@ -91,6 +92,19 @@ def test_a_container_is_as_far_as_its_front_and_one_request_asks_for_every_point
     assert distances["room_1"] == pytest.approx(3.0 + 20.0)
     assert len(requests) == 1 and len(requests[0]) == 1 + 4 + 1  # the room, the fridge's four faces, the mug
     assert _sensing(ros_node, planner_node="no_planner").distances() == {}  # no reach_radii: no distances
+
+
+def test_a_planner_node_that_never_answers_is_named_in_a_warning(
+    ros_node: Node, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    _planner_distances(ros_node)
+    sensing = _sensing(ros_node, planner_node="no_planner")
+
+    assert sensing.distances() == {}
+    assert "reach_radii" not in capfd.readouterr().err  # within the grace (start-up): no warning
+    monkeypatch.setattr(ros_world, "PLANNER_ANSWER_GRACE_S", 0.0)  # as if it had passed
+    assert sensing.distances() == {}
+    assert "'no_planner' does not answer for its reach_radii" in capfd.readouterr().err
 
 
 def test_a_planner_node_without_reach_radii_gives_no_distances_and_is_asked_once(ros_node: Node) -> None:

@@ -112,6 +112,11 @@ def _bounded_put(table: OrderedDict[float, Any], t: float, value: Any, limit: in
         table.popitem(last=False)
 
 
+PLANNER_ANSWER_GRACE_S = 10.0
+"""[s] how long the planner may take to answer for its ``reach_radii`` before the reasoner
+node warns (at start-up its parameter service is found a little after its other services)."""
+
+
 class RosSensing:
     """A :class:`~sg_search.search.world.SensedWorld` over the reasoner node's subscriptions."""
 
@@ -127,6 +132,7 @@ class RosSensing:
             GetParameters, f"{config.planner_node}/get_parameters", callback_group=group
         )
         self._reach_radii: tuple[float, ...] | None = None
+        self._first_asked = math.inf  # [s, monotonic] when the radii were first needed
         self._distance_client = node.create_client(
             GetGeodesicDistances, "geodesic_distances", callback_group=group
         )
@@ -166,6 +172,12 @@ class RosSensing:
         if graph is None or not self._distance_client.service_is_ready():
             return {}
         radii = self._planner_reach_radii()
+        if radii is None and time.monotonic() - self._first_asked > PLANNER_ANSWER_GRACE_S:
+            self.node.get_logger().warning(
+                f"planner_node {self.config.planner_node!r} does not answer for its reach_radii: "
+                "no distances for reasoners",
+                once=True,
+            )
         if not radii:
             return {}
         nodes = [n for n in graph.nodes() if n.layer >= 2]
@@ -185,6 +197,7 @@ class RosSensing:
         drive to: asked of its parameters (one source for both nodes) until it answers. None
         while it does not; () once it answered without a non-empty list of numbers (a wrong
         ``planner_node``), said once in a warning."""
+        self._first_asked = min(self._first_asked, time.monotonic())
         if self._reach_radii is None and self._planner_parameters.service_is_ready():
             request = GetParameters.Request(names=["reach_radii"])
             response = wait_future(self._planner_parameters.call_async(request), 2.0)

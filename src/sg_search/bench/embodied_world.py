@@ -70,8 +70,7 @@ class EmbodiedParams:
         max_actions: forward/turn actions per episode.
         actions_per_target: most actions one navigation may take.
         arrive_m: how close [m] a navigation goal counts as reached.
-        rooms_every: re-segment rooms at most every this many frames, so a decision sees rooms
-            at most this many frames old (5 against 20: docs/BENCHMARKS.md, session 47).
+        rooms_every: re-segment rooms at most every this many frames.
         forward_step_m, turn_step_deg: Habitat's action sizes [m, deg] (forward, turn).
         turn_hysteresis_deg, drift_tolerance_m: when the discrete base turns [deg, m]
             (:mod:`sg_search.planning.discrete`).
@@ -80,7 +79,7 @@ class EmbodiedParams:
     max_actions: int = 500
     actions_per_target: int = 200
     arrive_m: float = 0.3
-    rooms_every: int = 5
+    rooms_every: int = 20
     forward_step_m: float = 0.25
     turn_step_deg: float = 30.0
     turn_hysteresis_deg: float = 15.0

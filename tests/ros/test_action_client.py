@@ -259,3 +259,22 @@ def test_a_late_answer_to_a_superseded_goal_is_cancelled(ros_node: Node) -> None
 
     assert wait_for(lambda: len(cancelled) == 1, 20.0), "the superseded attempt was not cancelled"
     assert cancelled[0] != bytes(handle.goal_id.uuid) and executed[0] == bytes(handle.goal_id.uuid)
+
+
+def test_a_goal_unanswered_when_ros_shuts_down_is_given_up_before_its_timeout() -> None:
+    """A SIGTERM shuts ROS down while the goal waits for its answer (``sg-search search``
+    waited out the whole 30 s, and its test timed out once, in session 47's full run)."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = Node("unanswered_client", context=context)
+    client = ActionClient(node, NavigateTo, "nobody_serves_this")  # nothing answers, nothing spins
+    threading.Timer(0.5, rclpy.shutdown, kwargs={"context": context}).start()
+    start = time.monotonic()
+    try:
+        handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="sofa_0"), timeout_s=60.0, resend_s=0.5)
+    finally:
+        node.destroy_node()
+        if context.ok():
+            rclpy.shutdown(context=context)
+    assert handle is None
+    assert time.monotonic() - start < 30.0, "waited on after ROS was shut down"

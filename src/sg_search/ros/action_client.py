@@ -128,7 +128,8 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
         resend_s: float = RESEND_S,
     ) -> ClientGoalHandle | None:  # type: ignore[type-arg]
         """Send ``goal``, again (under a new goal id) each ``resend_s`` seconds without an
-        answer, until ``timeout_s`` seconds have passed; the handle of the first accepted
+        answer, until ``timeout_s`` seconds have passed or ROS is shut down in this process (a
+        SIGTERM: no answer can come then); the handle of the first accepted
         attempt, else of the first rejected one, or None if none was answered. An attempt is
         answered by its response or by the server's status of its goal (running or ended).
 
@@ -140,7 +141,7 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
         changed = threading.Event()
         attempts: list[Future] = []  # type: ignore[type-arg]
         deadline, held = time.monotonic() + timeout_s, False
-        while (left := deadline - time.monotonic()) > 0:
+        while (left := deadline - time.monotonic()) > 0 and self._node.context.ok():
             changed.clear()
             answers = [attempt for attempt in attempts if attempt.done()]
             if any(_accepted(attempt) for attempt in answers) or (answers and answers == attempts):

@@ -84,14 +84,15 @@ def _follow_search(client: SearchClient, query: str, reasoner: str, max_steps: i
         f"  step {fb.step:3d}  {fb.phase:<{PHASE_WIDTH}} {fb.target_node_id or '-':<18} "
         f"u={fb.utility:.2f}  {fb.explanation}"
     )
-    if not client.start(
+    started = client.start(
         query, max_steps=max_steps, reasoner=reasoner, timeout_s=timeout_s, on_feedback=printer
-    ):
+    )
+    if not started and not client.shut_down:
         print("[search] goal rejected (another search is running)")
         return 4
     deadline = time.monotonic() + (timeout_s or 600.0) + 30.0
     while not client.wait(0.2):
-        if client.shut_down:
+        if client.shut_down:  # also while the goal was sent: the search may run on unfollowed
             print("[search] ROS was shut down (a signal): the search is left unfinished")
             return 130
         if client.server_lost:

@@ -66,7 +66,8 @@ class SearchClient:
         timeout_s: float = 0.0,
         on_feedback: Callable[[SearchObject.Feedback], None] | None = None,
     ) -> bool:
-        """Send a goal; False if the server rejected it (e.g. another search runs)."""
+        """Send a goal; False if the server rejected it (e.g. another search runs) or ROS was
+        shut down before it answered (:attr:`shut_down`)."""
         self._done.clear()
         self._result, self._status = None, TaskResult.UNKNOWN
 
@@ -77,6 +78,8 @@ class SearchClient:
 
         goal = SearchObject.Goal(query=query, max_steps=max_steps, reasoner=reasoner, timeout_s=timeout_s)
         self._handle = self._client.send_goal_with_resend(goal, feedback, timeout_s=30.0)
+        if self._handle is None and self.shut_down:
+            return False
         if self._handle is None:
             raise TimeoutError("search action server did not answer the goal within 30 s")
         if not self._handle.accepted:

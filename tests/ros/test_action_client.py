@@ -268,11 +268,13 @@ def test_a_goal_unanswered_when_ros_shuts_down_is_given_up_before_its_timeout() 
     rclpy.init(context=context)
     node = Node("unanswered_client", context=context)
     client = ActionClient(node, NavigateTo, "nobody_serves_this")  # nothing answers, nothing spins
-    threading.Timer(0.5, rclpy.shutdown, kwargs={"context": context}).start()
+    shutdown = threading.Timer(0.5, rclpy.shutdown, kwargs={"context": context})
+    shutdown.start()
     start = time.monotonic()
     try:
         handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="sofa_0"), timeout_s=60.0, resend_s=0.5)
     finally:
+        shutdown.cancel()
         node.destroy_node()
         if context.ok():
             rclpy.shutdown(context=context)

@@ -92,7 +92,7 @@ def _follow_search(client: SearchClient, query: str, reasoner: str, max_steps: i
         return 4
     deadline = time.monotonic() + (timeout_s or 600.0) + 30.0
     while not client.wait(0.2):
-        if client.shut_down:  # also while the goal was sent: the search may run on unfollowed
+        if client.shut_down:  # also when it came while the goal was being sent (start() is False)
             print("[search] ROS was shut down (a signal): the search is left unfinished")
             return 130
         if client.server_lost:

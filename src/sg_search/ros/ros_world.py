@@ -172,12 +172,6 @@ class RosSensing:
         if graph is None or not self._distance_client.service_is_ready():
             return {}
         radii = self._planner_reach_radii()
-        if radii is None and time.monotonic() - self._first_asked > PLANNER_ANSWER_GRACE_S:
-            self.node.get_logger().warning(
-                f"planner_node {self.config.planner_node!r} does not answer for its reach_radii: "
-                "no distances for reasoners",
-                once=True,
-            )
         if not radii:
             return {}
         nodes = [n for n in graph.nodes() if n.layer >= 2]
@@ -195,23 +189,33 @@ class RosSensing:
     def _planner_reach_radii(self) -> tuple[float, ...] | None:
         """The planner's ``reach_radii`` [m], the circles its approaches to open a container
         drive to: asked of its parameters (one source for both nodes) until it answers. None
-        while it does not; () once it answered without a non-empty list of numbers (a wrong
-        ``planner_node``), said once in a warning."""
-        self._first_asked = min(self._first_asked, time.monotonic())
-        if self._reach_radii is None and self._planner_parameters.service_is_ready():
+        while it does not (a warning once it has not for ``PLANNER_ANSWER_GRACE_S``); () once it
+        answered without a non-empty list of numbers (a wrong ``planner_node``), said in a warning."""
+        if self._reach_radii is not None:
+            return self._reach_radii
+        now = time.monotonic()
+        self._first_asked = min(self._first_asked, now)
+        response = None
+        if self._planner_parameters.service_is_ready():
             request = GetParameters.Request(names=["reach_radii"])
             response = wait_future(self._planner_parameters.call_async(request), 2.0)
-            if response is None:
-                return None  # not answered in time: asked again at the next decision
-            values = [parameter_value_to_python(v) for v in response.values]
-            radii = list(values[0]) if len(values) == 1 and isinstance(values[0], Sequence) else []
-            numbers = [float(r) for r in radii if isinstance(r, int | float) and not isinstance(r, bool)]
-            self._reach_radii = tuple(numbers) if radii and len(numbers) == len(radii) else ()
-            if not self._reach_radii:
+        if response is None:  # not there or not answered in time: asked again at the next decision
+            if now - self._first_asked > PLANNER_ANSWER_GRACE_S:
                 self.node.get_logger().warning(
-                    f"planner_node {self.config.planner_node!r} has no reach_radii (it answered "
-                    f"{values!r}): no distances for reasoners"
+                    f"planner_node {self.config.planner_node!r} does not answer for its reach_radii: "
+                    "no distances for reasoners",
+                    once=True,
                 )
+            return None
+        values = [parameter_value_to_python(v) for v in response.values]
+        radii = list(values[0]) if len(values) == 1 and isinstance(values[0], Sequence) else []
+        numbers = [float(r) for r in radii if isinstance(r, int | float) and not isinstance(r, bool)]
+        self._reach_radii = tuple(numbers) if radii and len(numbers) == len(radii) else ()
+        if not self._reach_radii:
+            self.node.get_logger().warning(
+                f"planner_node {self.config.planner_node!r} has no reach_radii (it answered "
+                f"{values!r}): no distances for reasoners"
+            )
         return self._reach_radii
 
 

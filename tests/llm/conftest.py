@@ -1,5 +1,5 @@
 """Real local models served by ``sg-search llm serve`` on 127.0.0.1, one server per model per
-test worker (the tests that use them share the xdist group "robot", see pyproject.toml)."""
+test worker (the tests that use them share the xdist group "llm", see pyproject.toml)."""
 
 from __future__ import annotations
 

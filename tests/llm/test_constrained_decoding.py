@@ -24,8 +24,8 @@ from sg_search.reasoning.llm.navgpt import step_form
 from sg_search.reasoning.llm.sgrwr import reasoner_form
 from sg_search.sim.episodes import make_episodes
 
-# One server per model on the worker that runs the group, never beside the robot tests (pyproject.toml).
-pytestmark = pytest.mark.xdist_group("robot")
+# One server per model, on the one worker that runs the group "llm" (pyproject.toml).
+pytestmark = pytest.mark.xdist_group("llm")
 
 PLACES = ["kitchen cabinet", "office desk", "bathroom sink", "bed", "fridge", "sofa", "wardrobe", "shoe rack"]
 OBJECTS = ["passport", "mug", "toothbrush", "remote control", "socks", "charger"]

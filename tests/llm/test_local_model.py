@@ -19,8 +19,8 @@ from sg_search.sim.episodes import make_episodes
 REASONERS = ("sgnav", "msgnav", "sgrwr", "navgpt", "moma-llm", "godhs")
 
 
-# One server per model on the worker that runs the group, never beside the robot tests (pyproject.toml).
-pytestmark = pytest.mark.xdist_group("robot")
+# One server per model, on the one worker that runs the group "llm" (pyproject.toml).
+pytestmark = pytest.mark.xdist_group("llm")
 
 
 def test_the_server_speaks_the_chat_api(local_model: str) -> None:

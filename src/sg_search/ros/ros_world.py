@@ -256,10 +256,14 @@ class RosWorld:
             return _blind(dead)
         goal = ExecuteAffordance.Goal(node_id=candidate.node_id, affordance=int(candidate.affordance))
         handle = client.send_goal_with_resend(goal, timeout_s=self.config.executor_wait_s + 5.0)
-        if handle is None or not handle.accepted:
+        if handle is None:  # no response and no status in the whole wait: it is gone
             return ExecutionReport(
-                False, message=f"executor refused {candidate.node_id}", fatal=handle is None
+                False,
+                message=f"the affordance executor did not answer the goal for {candidate.node_id}",
+                fatal=True,
             )
+        if not handle.accepted:
+            return ExecutionReport(False, message=f"the affordance executor refused {candidate.node_id}")
         self._in_flight = handle
         try:
             future = handle.get_result_async()

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.ros
 FRONTIER = Candidate("frontier_9", SkillAffordance.NAVIGATE, 0.3)
 
 
-def _world(node: Node, server: ActionServer) -> RosWorld:
+def _world(node: Node) -> RosWorld:
     config = ReasonerNodeConfig(executor_wait_s=0.5, sensing_nodes=())
     client = ActionClient(node, ExecuteAffordance, "execute_affordance")
     assert client.wait_for_server(timeout_sec=20.0)
@@ -29,12 +29,12 @@ def _world(node: Node, server: ActionServer) -> RosWorld:
 
 
 def test_a_refused_goal_is_one_failed_step_naming_the_executor(ros_node: Node) -> None:
-    server = ActionServer(
+    ActionServer(
         ros_node, ExecuteAffordance, "execute_affordance",
         execute_callback=lambda handle: ExecuteAffordance.Result(),
         goal_callback=lambda goal: GoalResponse.REJECT,
     )  # fmt: skip
-    report = _world(ros_node, server).execute(FRONTIER)
+    report = _world(ros_node).execute(FRONTIER)
     assert not report.success and not report.fatal
     assert report.message == "the affordance executor refused frontier_9"
 
@@ -44,7 +44,7 @@ def test_a_goal_nobody_answers_is_fatal_and_names_the_executor(ros_node: Node) -
         ros_node, ExecuteAffordance, "execute_affordance",
         execute_callback=lambda handle: ExecuteAffordance.Result(),
     )  # fmt: skip
-    world = _world(ros_node, server)
+    world = _world(ros_node)
     server.destroy()  # gone after the client saw it, as a SIGKILLed executor between goals
     report = world.execute(FRONTIER)
     assert not report.success and report.fatal

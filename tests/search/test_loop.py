@@ -224,6 +224,40 @@ def test_consecutive_failures_end_the_search_and_decisions_are_recorded() -> Non
     assert all(d.top and d.top[0][0] == d.chosen for d in outcome.decisions)
 
 
+@pytest.mark.parametrize(
+    ("code", "driven_m", "ends"),
+    [
+        (ExecutorError.NAVIGATION_FAILED, 4.0, SearchError.NO_REACHABLE_TARGETS),  # the map's fault
+        (ExecutorError.NAVIGATION_FAILED, 0.5, SearchError.EXECUTION_FAILED),  # barely moved: stuck
+        (ExecutorError.MANIPULATION_FAILED, 4.0, SearchError.EXECUTION_FAILED),  # the arm's fault
+    ],
+)
+def test_failed_drives_that_got_somewhere_do_not_end_the_search_as_a_fault(
+    code: ExecutorError, driven_m: float, ends: SearchError
+) -> None:
+    """Six drawers, each out of reach: a base that drove 4 m towards each works, so the search
+    tries all six (and each once more from where it ends) before "nothing reachable"; a base
+    that moves under ``unreachable_after_m`` or an open that fails is a fault after three."""
+    graph = _house()
+    drawers = [ObjectInstance(f"d{k}", "drawer", 0.9, (float(k), 5.0, 0.4)) for k in range(6)]
+    integrate_instances(graph, 1, drawers, params=IntegrationParams(openable_categories=("drawer",)))
+    tried: list[str] = []
+
+    def fail(candidate: Candidate) -> ExecutionReport:
+        tried.append(candidate.node_id)
+        return ExecutionReport(False, driven_m, f"could not reach {candidate.node_id}", int(code))
+
+    outcome = run_search(
+        "passport", create_reasoner("random"), ScriptedWorld(lambda: graph, fail),
+        params=SearchParams(max_steps=50, max_failures=3, unreachable_after_m=1.0), sleep=_no_sleep,
+    )  # fmt: skip
+    assert outcome.error == ends, outcome.message
+    if ends == SearchError.NO_REACHABLE_TARGETS:
+        assert len(tried) == 2 * len(set(tried)) and len(set(tried)) >= 6
+    else:
+        assert len(tried) == 3
+
+
 class CabinetSkills:
     """Test double of a robot's skills (no robot in a unit test) over ``graph``: every skill
     succeeds except closing when ``can_close`` is False; the ``holder``-th opening (1 = the

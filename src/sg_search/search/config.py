@@ -22,6 +22,7 @@ class ReasonerNodeConfig:
     step_period_s: float = 0.5
     min_confidence: float = 0.5
     max_failures: int = 5
+    unreachable_after_m: float = 1.0
     settle_s: float = 15.0
     close_after_search: bool = True
     look_around: bool = True
@@ -75,6 +76,7 @@ class ReasonerNodeConfig:
             step_period_s=self.step_period_s,
             min_confidence=self.min_confidence,
             max_failures=self.max_failures,
+            unreachable_after_m=self.unreachable_after_m,
             settle_s=self.settle_s,
             close_after_search=self.close_after_search,
             look_around=self.look_around,

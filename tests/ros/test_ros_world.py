@@ -1,7 +1,14 @@
-"""Verification over DDS faces the candidate before each observation, as the in-process world
-aims before each frame: a base that rolled past its viewpoint after the approach would
-otherwise end an accepted find with the object out of view (a demo run did). A base that still
-stands where the approach left it is not sent again."""
+"""The reasoner node's world over DDS, against a test double of the affordance executor.
+
+Verification faces the candidate before each observation, as the in-process world aims before
+each frame: a base that rolled past its viewpoint after the approach would otherwise end an
+accepted find with the object out of view (a demo run did). A base that still stands where the
+approach left it is not sent again.
+
+An ExecuteAffordance goal that is refused or never answered ends the step with a report naming
+the affordance executor: a refusal is one failed step, silence is fatal (the executor is gone).
+A killed executor whose last goal had just ended is met by the silence of the next goal, and
+the search's error must still name it (a CI run read "executor refused")."""
 
 from __future__ import annotations
 
@@ -10,13 +17,14 @@ import time
 
 import numpy as np
 import pytest
-from rclpy.action import ActionServer
+from rclpy.action import ActionServer, GoalResponse
 from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance
 
 from sg_search.geometry import Transform, frames
+from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.action_client import ActionClient
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.ros_world import RosSensing, RosWorld
@@ -88,3 +96,29 @@ def test_a_base_that_has_not_moved_since_the_approach_is_not_sent_again(ros_node
     _place_base(broadcaster, world, 1.2)  # the base rolled on after arriving
     assert world.reobserve(TOMATO, after_frame=10) is None
     assert goals == [("obj_13", NAVIGATE)] * 2
+
+
+FRONTIER = Candidate("frontier_9", SkillAffordance.NAVIGATE, 0.3)
+
+
+def test_a_refused_goal_is_one_failed_step_naming_the_executor(ros_node: Node) -> None:
+    ActionServer(
+        ros_node, ExecuteAffordance, "execute_affordance",
+        execute_callback=lambda handle: ExecuteAffordance.Result(),
+        goal_callback=lambda goal: GoalResponse.REJECT,
+    )  # fmt: skip
+    report = _world(ros_node).execute(FRONTIER)
+    assert not report.success and not report.fatal
+    assert report.message == "the affordance executor refused frontier_9"
+
+
+def test_a_goal_nobody_answers_is_fatal_and_names_the_executor(ros_node: Node) -> None:
+    server = ActionServer(
+        ros_node, ExecuteAffordance, "execute_affordance",
+        execute_callback=lambda handle: ExecuteAffordance.Result(),
+    )  # fmt: skip
+    world = _world(ros_node)
+    server.destroy()  # gone after the client saw it, as a SIGKILLed executor between goals
+    report = world.execute(FRONTIER)
+    assert not report.success and report.fatal
+    assert report.message == "the affordance executor did not answer the goal for frontier_9"

@@ -11,6 +11,7 @@ from sg_search.bench.embodied_world import EmbodiedEpisode
 from sg_search.bench.failures import EndCause, classify
 from sg_search.planning.navigator import NavError, NavResult
 from sg_search.scene_graph import Box3D, Layer, NodeState, SceneNode
+from sg_search.search.executor import ExecutorError
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
 from sg_search.sim.mujoco.scene import facing_viewpoint
@@ -81,6 +82,8 @@ def test_an_approach_ends_at_a_detour_or_timeout_and_tries_another_viewpoint_aft
             result = env.navigate(node, "reach")
             assert not result.success and len(goals) == tries, (failure, goals)
             assert result.retryable == (tries > 1)
+            # no way over the map (the search does not count it as a fault) or a failed drive
+            assert (result.code == ExecutorError.NO_PATH) == (failure.code == NavError.NO_VALID_PATH)
 
 
 def test_an_opened_state_goes_to_the_unit_perception_made_of_the_chosen_container() -> None:

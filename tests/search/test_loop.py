@@ -228,6 +228,7 @@ def test_consecutive_failures_end_the_search_and_decisions_are_recorded() -> Non
     ("code", "driven_m", "ends"),
     [
         (ExecutorError.NAVIGATION_FAILED, 4.0, SearchError.NO_REACHABLE_TARGETS),  # the map's fault
+        (ExecutorError.NO_PATH, 0.0, SearchError.NO_REACHABLE_TARGETS),  # no way on the map
         (ExecutorError.NAVIGATION_FAILED, 0.5, SearchError.EXECUTION_FAILED),  # barely moved: stuck
         (ExecutorError.MANIPULATION_FAILED, 4.0, SearchError.EXECUTION_FAILED),  # the arm's fault
     ],
@@ -235,9 +236,10 @@ def test_consecutive_failures_end_the_search_and_decisions_are_recorded() -> Non
 def test_failed_drives_that_got_somewhere_do_not_end_the_search_as_a_fault(
     code: ExecutorError, driven_m: float, ends: SearchError
 ) -> None:
-    """Six drawers, each out of reach: a base that drove 4 m towards each works, so the search
-    tries all six (and each once more from where it ends) before "nothing reachable"; a base
-    that moves under ``unreachable_after_m`` or an open that fails is a fault after three."""
+    """Six drawers, each out of reach: a base that drove 4 m towards each works, and a planner
+    that found no way to any is the map's verdict, so the search tries all six (and each once
+    more from where it ends) before "nothing reachable"; a base that moves under
+    ``unreachable_after_m`` or an open that fails is a fault after three."""
     graph = _house()
     drawers = [ObjectInstance(f"d{k}", "drawer", 0.9, (float(k), 5.0, 0.4)) for k in range(6)]
     integrate_instances(graph, 1, drawers, params=IntegrationParams(openable_categories=("drawer",)))

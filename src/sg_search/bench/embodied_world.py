@@ -173,6 +173,7 @@ class EmbodiedEpisode:
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
         self._approach_gave_up = False  # the last approach passed its detour limit
+        self._no_way = False  # the last navigation failed because the planner found no way
         self.opened: set[str] = set()  # simulator ids of the containers opened
         self.target_nodes: set[str] = set()  # graph ids ever given to the target (evaluation)
 
@@ -287,7 +288,7 @@ class EmbodiedEpisode:
         """Drive to a frontier's goal, a room's centre or a viewpoint of an object."""
         p = self.config.embodied
         before = self.world.travelled
-        self._approach_gave_up = False
+        self._approach_gave_up = self._no_way = False
         if node.kind == "frontier":
             goal = self._frontier_goals.get(node.id)
             if goal is None:
@@ -301,9 +302,10 @@ class EmbodiedEpisode:
                 return seen[0]
 
             drive = self.robot.drive_to(goal, p.arrive_m, p.actions_per_target, until=beyond_seen)
-            ok = drive.success or seen[0]
+            ok, self._no_way = drive.success or seen[0], drive.code == NavError.NO_VALID_PATH
         elif node.layer == Layer.ROOM:
-            ok = self.robot.drive_to(node.position[:2], 1.0, p.actions_per_target).success
+            drive = self.robot.drive_to(node.position[:2], 1.0, p.actions_per_target)
+            ok, self._no_way = drive.success, drive.code == NavError.NO_VALID_PATH
         else:
             ok = self._approach(node, within_reach=purpose == "reach")
             if ok:
@@ -311,8 +313,13 @@ class EmbodiedEpisode:
         travelled, gave_up = self.world.travelled - before, self._approach_gave_up
         if not ok:
             # a way that grew into a detour is not tried again: the reasoner chooses again
+            no_way = self._no_way
             return SkillResult(
-                False, travelled, f"could not reach {node.id} ({purpose})", retryable=not gave_up
+                False,
+                travelled,
+                f"could not reach {node.id} ({purpose}){': no way over the map' if no_way else ''}",
+                retryable=not gave_up,
+                code=ExecutorError.NO_PATH if no_way else ExecutorError.NONE,
             )
         return SkillResult(True, travelled, f"at {node.id}")
 
@@ -326,17 +333,20 @@ class EmbodiedEpisode:
         known), it is given up (``_approach_gave_up``), as it is when one drive ends in a
         detour or runs out of time (a viewpoint beside it lies behind the same detour, or on
         the routes the base went back and forth between; over ROS the planner node's
-        navigation ends so and the executor does not retry it)."""
-        self._approach_gave_up = False
+        navigation ends so and the executor does not retry it). ``_no_way`` after a failure:
+        every try ended because the planner found no way (no reachable viewpoint left, no
+        path, a detour), as the planner node's NO_VALID_PATH says over ROS."""
+        self._approach_gave_up = self._no_way = False
         if node.bbox is None:
             return False
         p = self.config.embodied
         tolerance = self.config.planner.reach_tolerance_m if within_reach else p.arrive_m
         failed: list[tuple[float, float]] = []
-        start, limit = self.world.travelled, math.inf
+        start, limit, no_way = self.world.travelled, math.inf, True
         for _ in range(3):
             goal = self._viewpoint(node, within_reach, failed)
             if goal is None:
+                self._no_way = no_way
                 return False
             nav = self.robot.navigator.params
             if not failed and nav.detour_factor > 0:
@@ -350,10 +360,12 @@ class EmbodiedEpisode:
                 and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution
             ):
                 return True
+            no_way = no_way and drive.code == NavError.NO_VALID_PATH
             if drive.detour or drive.code == NavError.TIMEOUT or self.world.travelled - start > limit:
-                self._approach_gave_up = True
+                self._approach_gave_up, self._no_way = True, no_way
                 return False
             failed.append(goal)
+        self._no_way = no_way
         return False
 
     def _viewpoint(

@@ -188,6 +188,8 @@ class AffordanceExecutorNode(Node):
         code = ExecutorError.NONE if ok else ExecutorError.NAVIGATION_FAILED
         if nav.error_code == NavigateTo.Result.CANCELED:
             code = ExecutorError.CANCELED
+        elif nav.error_code == NavigateTo.Result.NO_VALID_PATH:
+            code = ExecutorError.NO_PATH
         retryable = nav.error_code in (NavigateTo.Result.STUCK, NavigateTo.Result.NO_VALID_PATH)
         why = failure or nav.error_msg
         message = f"at {node.id}" if ok else f"navigation to {node.id} ({purpose}): {why}"

@@ -44,6 +44,7 @@ class ExecutorError(IntEnum):
     TIMEOUT = 6
     CANCELED = 7
     UNAVAILABLE = 8
+    NO_PATH = 9  # the planner found no way over the map: none, or it grew into a detour
 
 
 @dataclass(frozen=True)

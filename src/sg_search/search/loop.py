@@ -57,7 +57,9 @@ class SearchParams:
             is not counted towards ``max_failures`` (nor does it reset the count): the base
             works, its goal lay out of reach on the map. Its node is skipped as any failed one.
             (Counted, five unreachable kitchen cabinets and frontiers in a row ended val searches
-            with up to 1,076 of 1,500 actions left.)
+            with up to 1,076 of 1,500 actions left.) Nor is a navigation for which the planner
+            found no way over the map (``NO_PATH``), however far the base drove: the map's
+            verdict, not the robot's fault.
         settle_s: when nothing is actionable, wait up to this long [s] for the graph to offer
             something (first frames, the planner's next frontiers) before NO_REACHABLE_TARGETS.
         close_after_search: a container the search opened, in which the target was not found,
@@ -345,8 +347,9 @@ def _act(
     params: SearchParams,
 ) -> int:
     """Book one execution; the new count of consecutive failures (a drive that got somewhere
-    but not to its goal is not counted: ``unreachable_after_m``), or -1 when the search must
-    end (the executor cannot act, or ``max_failures`` in a row; outcome set)."""
+    but not to its goal, or found no way to it, is not counted: ``unreachable_after_m``,
+    ``NO_PATH``), or -1 when the search must end (the executor cannot act, or ``max_failures``
+    in a row; outcome set)."""
     outcome.path_length += result.path_length
     if result.success:
         outcome.story.append(_story_line(graph, best))
@@ -358,7 +361,9 @@ def _act(
         outcome.error = SearchError.EXECUTION_FAILED
         outcome.message = f"the executor cannot act: {result.message}"
         return -1
-    if result.code == ExecutorError.NAVIGATION_FAILED and result.path_length >= params.unreachable_after_m:
+    if result.code == ExecutorError.NO_PATH or (
+        result.code == ExecutorError.NAVIGATION_FAILED and result.path_length >= params.unreachable_after_m
+    ):
         return failures
     if failures + 1 >= params.max_failures:
         outcome.error = SearchError.EXECUTION_FAILED

@@ -96,6 +96,17 @@ class EmbodiedParams:
 
 
 @dataclass(frozen=True)
+class _Reached:
+    """How one navigation of the world ended: ``arrived``; else ``gave_up`` (its way grew into
+    a detour or it ran out of time: not tried again) and ``no_way`` (the planner found no way
+    over the map: NO_PATH, not counted as the robot's fault)."""
+
+    arrived: bool
+    gave_up: bool = False
+    no_way: bool = False
+
+
+@dataclass(frozen=True)
 class StackConfig:
     """Every component's parameters, from one ROS params file."""
 
@@ -172,8 +183,6 @@ class EmbodiedEpisode:
         self.recent_rgb: OrderedDict[int, np.ndarray] = OrderedDict()  # frame id -> RGB, for VLMs
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
-        self._approach_gave_up = False  # the last approach passed its detour limit
-        self._no_way = False  # the last navigation failed because the planner found no way
         self.opened: set[str] = set()  # simulator ids of the containers opened
         self.target_nodes: set[str] = set()  # graph ids ever given to the target (evaluation)
 
@@ -263,7 +272,7 @@ class EmbodiedEpisode:
         """Within reach of the candidate (the planner's ``reach_radii``), facing it with the head up: the
         search ends here, and what lies in an open drawer shows only from above."""
         before = self.world.travelled
-        ok = self._approach(node, within_reach=True)
+        ok = self._approach(node, within_reach=True).arrived
         if ok:  # not face(): the head stays up
             self._aim(node)
             self.robot.observe()
@@ -288,7 +297,6 @@ class EmbodiedEpisode:
         """Drive to a frontier's goal, a room's centre or a viewpoint of an object."""
         p = self.config.embodied
         before = self.world.travelled
-        self._approach_gave_up = self._no_way = False
         if node.kind == "frontier":
             goal = self._frontier_goals.get(node.id)
             if goal is None:
@@ -302,43 +310,41 @@ class EmbodiedEpisode:
                 return seen[0]
 
             drive = self.robot.drive_to(goal, p.arrive_m, p.actions_per_target, until=beyond_seen)
-            ok, self._no_way = drive.success or seen[0], drive.code == NavError.NO_VALID_PATH
+            end = _Reached(drive.success or seen[0], no_way=drive.code == NavError.NO_VALID_PATH)
         elif node.layer == Layer.ROOM:
             drive = self.robot.drive_to(node.position[:2], 1.0, p.actions_per_target)
-            ok, self._no_way = drive.success, drive.code == NavError.NO_VALID_PATH
+            end = _Reached(drive.success, no_way=drive.code == NavError.NO_VALID_PATH)
         else:
-            ok = self._approach(node, within_reach=purpose == "reach")
-            if ok:
+            end = self._approach(node, within_reach=purpose == "reach")
+            if end.arrived:
                 self.face(node)
-        travelled, gave_up = self.world.travelled - before, self._approach_gave_up
-        if not ok:
+        travelled = self.world.travelled - before
+        if not end.arrived:
             # a way that grew into a detour is not tried again: the reasoner chooses again
-            no_way = self._no_way
             return SkillResult(
                 False,
                 travelled,
-                f"could not reach {node.id} ({purpose}){': no way over the map' if no_way else ''}",
-                retryable=not gave_up,
-                code=ExecutorError.NO_PATH if no_way else ExecutorError.NONE,
+                f"could not reach {node.id} ({purpose}){': no way over the map' if end.no_way else ''}",
+                retryable=not end.gave_up,
+                code=ExecutorError.NO_PATH if end.no_way else ExecutorError.NONE,
             )
         return SkillResult(True, travelled, f"at {node.id}")
 
-    def _approach(self, node: SceneNode, within_reach: bool) -> bool:
+    def _approach(self, node: SceneNode, within_reach: bool) -> _Reached:
         """To the best reachable viewpoint of ``node`` (VVD; or within reach of it); the
         caller faces it. The viewpoints are chosen again after a failed drive: the map seen on the way
         (the far side of a bed, a closed door) changes which ones are reachable. The tries
         share the navigator's detour limit: once the metres driven for this approach pass
         ``detour_factor`` × the first viewpoint's geodesic way over the known map (at the
         clearance the navigator plans with) + ``detour_slack_m`` (no limit while no way is
-        known), it is given up (``_approach_gave_up``), as it is when one drive ends in a
+        known), it is given up (``gave_up``), as it is when one drive ends in a
         detour or runs out of time (a viewpoint beside it lies behind the same detour, or on
         the routes the base went back and forth between; over ROS the planner node's
-        navigation ends so and the executor does not retry it). ``_no_way`` after a failure:
-        every try ended because the planner found no way (no reachable viewpoint left, no
-        path, a detour), as the planner node's NO_VALID_PATH says over ROS."""
-        self._approach_gave_up = self._no_way = False
+        navigation ends so and the executor does not retry it). ``no_way``: every try ended
+        because the planner found no way (no reachable viewpoint left, no path, a detour), as
+        the planner node's NO_VALID_PATH says over ROS."""
         if node.bbox is None:
-            return False
+            return _Reached(False)
         p = self.config.embodied
         tolerance = self.config.planner.reach_tolerance_m if within_reach else p.arrive_m
         failed: list[tuple[float, float]] = []
@@ -346,8 +352,7 @@ class EmbodiedEpisode:
         for _ in range(3):
             goal = self._viewpoint(node, within_reach, failed)
             if goal is None:
-                self._no_way = no_way
-                return False
+                return _Reached(False, no_way=no_way)
             nav = self.robot.navigator.params
             if not failed and nav.detour_factor > 0:
                 way = self.robot.navigator.way(self.world.pose[:2], goal)
@@ -359,14 +364,12 @@ class EmbodiedEpisode:
                 drive.success
                 and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution
             ):
-                return True
+                return _Reached(True)
             no_way = no_way and drive.code == NavError.NO_VALID_PATH
             if drive.detour or drive.code == NavError.TIMEOUT or self.world.travelled - start > limit:
-                self._approach_gave_up, self._no_way = True, no_way
-                return False
+                return _Reached(False, gave_up=True, no_way=no_way)
             failed.append(goal)
-        self._no_way = no_way
-        return False
+        return _Reached(False, no_way=no_way)
 
     def _viewpoint(
         self, node: SceneNode, within_reach: bool, failed: list[tuple[float, float]]

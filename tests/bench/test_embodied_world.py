@@ -105,3 +105,24 @@ def _refuse(
     """A drive that records its goal and fails as ``failure`` says without moving."""
     goals.append(goal)
     return failure
+
+
+def test_an_object_seen_in_an_opened_fridge_is_reached_where_the_base_stands() -> None:
+    """A banana on the bottom shelf of an opened fridge, seen from before its door: the search
+    ends there (within reach, in view). The fridge's box, its open door and all, once sent the
+    approach to a viewpoint beside the fridge, whose side hid the banana (train episode 49)."""
+    fridge = "kitchen_0/fridge_1"
+    episode = Episode("restaurant_hotel", 0, "train", "typical", "banana", "banana.n.02", "inside", "fridge",
+                      fridge, "kitchen", "kitchen_0", "bathroom_0", "")  # fmt: skip
+    with EmbodiedEpisode(episode) as env:
+        item = next(f for f in env.world.layout.furniture if f.furniture_id == fridge)
+        env.world.set_pose(6.26, 3.12, math.pi)  # where that search opened it: 0.26 m before its door
+        env.world.set_open(fridge, True, env.config.sim.reach_m)
+        box = SceneNode("fridge", Layer.OBJECT, "container", "fridge", position=item.center,
+                        bbox=Box3D(item.center, item.size))  # fmt: skip
+        assert env.look(box).success
+        banana = next(n for n in env.scene_graph.nodes(Layer.OBJECT) if n.category == episode.query)
+        before = env.world.pose
+        reached = env.navigate(banana, "reach")
+        assert reached.success and reached.path_length == 0.0 and env.world.pose[:2] == before[:2]
+        assert EpisodeRun(env.world, "target").result()["success"] == 1.0

@@ -151,3 +151,53 @@ def test_a_front_with_no_room_to_stand_gives_way_to_the_next_likeliest_side() ->
     reach = ViewpointParams(radii=(0.6, 0.7, 0.8))  # within reach, as for opening
     goal = approach_goal(centre, size, states, fields, spec, reach, (0.1, 1.5), 1.0, face=face)
     assert goal is not None and facing_square(goal, centre, size, (-1.0, 0.0)), goal
+
+
+def _fridge_blocked_in_front() -> tuple[tuple, np.ndarray, np.ndarray]:
+    """A fridge in the open (front +y) with a counter across its front: no room to stand
+    squarely before it, goals beside and behind it. Returns approach_goal's arguments before
+    ``face``, the fridge's centre and size."""
+    from sg_search.mapping.occupancy import FREE, OCCUPIED
+    from sg_search.planning.geodesic import DistanceField, PlannerParams, traversable
+
+    spec = GridSpec(0.05, 120, 120, 0.0, 0.0)
+    states = np.full(spec.shape, FREE, dtype=np.int8)
+    centre, size = np.array([3.0, 3.0, 0.9]), np.array([0.8, 0.75, 1.8])
+    states[53:68, 52:68] = OCCUPIED  # the fridge: x = 2.6..3.4, y = 2.65..3.4
+    states[68:80, 40:80] = OCCUPIED  # the counter: x = 2.0..4.0, y = 3.4..4.0
+    params = PlannerParams(robot_radius=0.25)
+    free = traversable(states, spec, params)
+    fields = [(free, DistanceField(free, spec, (0.5, 0.5), params))]
+    reach = ViewpointParams(radii=(0.6, 0.7, 0.8))
+    return (centre, size, states, fields, spec, reach, (0.1, 1.5), 0.9), centre, size
+
+
+def test_goals_outside_the_containers_room_come_after_those_in_it() -> None:
+    """Square before the fridge's -x face is the first goal; with a room box that ends at
+    x = 2.5 (a wall along that side, say), a goal in the room is taken instead; with a room no
+    goal lies in, the best goal beyond it still is."""
+    from sg_search.planning.viewpoints import Face, approach_goal
+
+    args, centre, size = _fridge_blocked_in_front()
+    sides = ((0.0, 1.0), (-1.0, 0.0), (1.0, 0.0), (0.0, -1.0))
+    anywhere = approach_goal(*args, face=Face(sides, centre, size))
+    assert anywhere is not None and anywhere[0] < 2.5
+    inside = approach_goal(*args, face=Face(sides, centre, size, ((2.5, 0.0), (6.0, 6.0))))
+    assert inside is not None and inside[0] >= 2.5
+    beyond = approach_goal(*args, face=Face(sides, centre, size, ((0.0, 4.1), (6.0, 6.0))))
+    assert beyond == anywhere
+
+
+def test_no_goal_is_taken_before_a_side_the_container_refused() -> None:
+    """Refused from -x and +x, the fridge is approached only from -y (the one side left with
+    room); refused from -y as well, from nowhere."""
+    from sg_search.planning.viewpoints import Face, approach_goal, side_towards
+
+    args, centre, size = _fridge_blocked_in_front()
+    refused = ((-1.0, 0.0), (1.0, 0.0))
+    face = Face(((0.0, 1.0), (0.0, -1.0)), centre, size, refused=refused)
+    goal = approach_goal(*args, face=face)
+    assert goal is not None and side_towards(centre, size, goal) == (0.0, -1.0)
+    shut = Face(((0.0, 1.0),), centre, size, refused=(*refused, (0.0, -1.0)))
+    assert approach_goal(*args, face=shut) is None
+    assert approach_goal(*args, face=Face(((0.0, 1.0),), centre, size)) is not None

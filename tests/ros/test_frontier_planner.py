@@ -20,8 +20,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import CameraInfo, Image
 from sg_search_interfaces.action import NavigateTo
 from sg_search_interfaces.msg import FrontierArray
-from sg_search_interfaces.srv import GetGeodesicDistances
-from test_stack_over_dds import call
+from sg_search_interfaces.srv import GetGeodesicDistances, GetSceneGraph
+from test_stack_over_dds import call, graph_io, observe
 
 from sg_search.geometry import Transform
 from sg_search.geometry.transforms import quat_from_yaw
@@ -29,6 +29,7 @@ from sg_search.ros.action_client import ActionClient
 from sg_search.ros.futures import wait_future
 from sg_search.ros.images import depth_to_msg
 from sg_search.ros.tf import TfBroadcaster, transform_to_msg
+from sg_search.scene_graph.observations import ObjectInstance
 
 pytestmark = pytest.mark.ros
 CAMERA_HEIGHT = 0.9
@@ -213,3 +214,30 @@ def test_a_drive_to_a_frontier_ends_once_the_map_sees_beyond_it(
     assert math.dist(base.pose[:2], (far.goal.x, far.goal.y)) > 0.3
     latest = frontiers[-1].frontiers
     assert not any(math.dist((f.goal.x, f.goal.y), (far.goal.x, far.goal.y)) <= 1.0 for f in latest)
+
+
+def test_an_object_the_base_sees_within_reach_is_reached_where_it_stands(
+    start_node: Any, ros_node: Node, base: KinematicBaseDouble
+) -> None:
+    """A mug perception reported 0.5 m ahead in the newest frame: a navigation within reach of it
+    ends where the base stands (a search ends so, the mug in view), not at another viewpoint."""
+    start_node("frontier_planner", *GRID)
+    start_node("scene_graph_server")
+    _, observations = graph_io(ros_node)
+    assert wait_for(lambda: observations.get_subscription_count() > 0)
+    observe(ros_node, observations, 1, ObjectInstance("mug_1", "mug", 0.9, (1.5, 2.0, 0.5)))
+
+    def known() -> bool:
+        response = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(since_sequence=0))
+        return any(n.id == "mug_1" for n in response.update.nodes)
+
+    assert wait_for(known, timeout=20), "the graph has no mug"
+    client = ActionClient(ros_node, NavigateTo, "navigate")
+    assert client.wait_for_server(timeout_sec=20)
+    time.sleep(2.0)  # a few depth frames: the space around the mug becomes known
+    before = list(base.pose)
+    handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="mug_1", within_reach=True), timeout_s=10.0)
+    assert handle is not None and handle.accepted
+    response = wait_future(handle.get_result_async(), 90.0)
+    assert response.result.error_code == NavigateTo.Result.NONE, response.result.error_msg
+    assert response.result.path_length < 0.05 and math.dist(base.pose[:2], before[:2]) < 0.05

@@ -11,6 +11,7 @@ from sg_search.scene_graph.observations import (
     current_unit,
     integrate_instances,
     is_a,
+    seen_within_reach,
 )
 
 PARAMS = IntegrationParams(openable_categories=("fridge", "nightstand", "cabinet"))
@@ -51,6 +52,22 @@ def test_one_frame_is_one_sequence_number_and_frame_ids_are_bounded(two_rooms: S
         )
         assert two_rooms.sequence == before + 1
     assert two_rooms.node("a").frame_ids == (3, 4, 5)
+
+
+def test_the_base_stays_where_it_sees_an_object_within_reach(two_rooms: SceneGraph) -> None:
+    """A search ends where the base stands if it saw the object there in the newest frame and
+    stands within reach; not for an object seen earlier only, one out of reach, or a container."""
+    box = Box3D((6.0, 0.5, 0.4), (0.6, 0.5, 0.8))
+    cabinet = ObjectInstance("c", "cabinet", 0.9, box.center, box)
+    passport = _inst("p", "passport", (7.5, 0.5, 0.2))
+    integrate_instances(two_rooms, 1, [passport, cabinet], params=PARAMS)
+    integrate_instances(two_rooms, 2, [_inst("m", "mug", (6.0, 2.0, 0.5))], params=PARAMS)
+    assert seen_within_reach(two_rooms, two_rooms.node("m"), (6.5, 2.0), 0.9)
+    assert not seen_within_reach(two_rooms, two_rooms.node("m"), (7.0, 2.0), 0.9)  # 1 m away
+    assert not seen_within_reach(two_rooms, two_rooms.node("p"), (7.0, 0.5), 0.9)  # not in frame 2
+    integrate_instances(two_rooms, 3, [passport, cabinet], params=PARAMS)
+    assert seen_within_reach(two_rooms, two_rooms.node("p"), (7.0, 0.5), 0.9)
+    assert not seen_within_reach(two_rooms, two_rooms.node("c"), (6.5, 0.5), 0.9)  # it opens
 
 
 def test_moving_object_changes_relation(two_rooms: SceneGraph) -> None:

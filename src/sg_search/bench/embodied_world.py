@@ -47,7 +47,7 @@ from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
 from sg_search.scene_graph.fronts import RefusedFronts, approach_distance, approach_face, standing_points
 from sg_search.scene_graph.groups import load_related_pairs
-from sg_search.scene_graph.observations import current_unit, holding_relation
+from sg_search.scene_graph.observations import current_unit, holding_relation, seen_within_reach
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
 from sg_search.search.loop import SearchOutcome
@@ -342,9 +342,15 @@ class EmbodiedEpisode:
         the routes the base went back and forth between; over ROS the planner node's
         navigation ends so and the executor does not retry it). ``no_way``: every try ended
         because the planner found no way (no reachable viewpoint left, no path, a detour), as
-        the planner node's NO_VALID_PATH says over ROS."""
+        the planner node's NO_VALID_PATH says over ROS. An object the base already sees within
+        reach (:func:`~sg_search.scene_graph.observations.seen_within_reach`) is reached where it
+        stands, as the planner node's choice."""
         if node.bbox is None:
             return _Reached(False)
+        if within_reach and seen_within_reach(
+            self.scene_graph, node, self.world.pose[:2], self.config.planner.reach_m
+        ):
+            return _Reached(True)
         p = self.config.embodied
         tolerance = self.config.planner.reach_tolerance_m if within_reach else p.arrive_m
         failed: list[tuple[float, float]] = []

@@ -46,11 +46,23 @@ class ViewpointParams:
 @dataclass(frozen=True)
 class Face:
     """The faces of a container's box (``centre``, full ``size`` [m], ``map``) it may open
-    towards, likeliest first: ``directions``, unit vectors (x, y)."""
+    towards, likeliest first: ``directions``, unit vectors (x, y). ``room``: the lower and
+    upper corner (x, y) [m] of its room's box, if known: goals outside it come last (a kitchen
+    cabinet against a wall is not opened from the room behind that wall). ``refused``: sides it
+    would not open from; no goal is taken from which the base would face one of them."""
 
     directions: tuple[tuple[float, float], ...]
     centre: Coords
     size: Coords
+    room: tuple[Coords, Coords] | None = None
+    refused: tuple[tuple[float, float], ...] = ()
+
+    def in_room(self, goal: Coords) -> bool:
+        """True if ``goal`` (x, y) [m] lies in the room's box (or no box is known)."""
+        if self.room is None:
+            return True
+        (x0, y0), (x1, y1) = self.room[0][:2], self.room[1][:2]
+        return x0 <= goal[0] <= x1 and y0 <= goal[1] <= y1
 
 
 @dataclass(frozen=True)
@@ -254,14 +266,12 @@ def approach_goal(
     likeliest face first, at any clearance (a side blocked by a wall or a neighbouring cabinet
     has none: so the front is read from free space, the estimate only ordering the faces);
     then those in front of the likeliest face off to a side (an opened hinged door can stand
-    between them and the shelves); then the others. The safest clearance first within each.
-    None when there is none. The in-process world and the frontier planner
+    between them and the shelves); then the others; goals outside the face's room last, and
+    none before a side it was refused from. The safest clearance first within each. None when
+    there is none. The in-process world and the frontier planner
     node both choose with this."""
     face = face if face is not None and face.directions else None
-    directions = face.directions if face is not None else ()
-    square: list[list[tuple[float, float]]] = [[] for _ in directions]
-    ahead: list[tuple[float, float]] = []
-    anywhere: list[tuple[float, float]] = []
+    best: tuple[tuple[int, int], tuple[float, float]] | None = None  # (rank, goal), the lowest rank first
     for free, field in fields:
         views = box_viewpoints(centre, size, states, free, spec, params, field.distance, obstacle_heights)
         goals = [v.xy for v in views]
@@ -272,10 +282,24 @@ def approach_goal(
             if goals:
                 return goals[0]
             continue
-        for listed, direction in zip(square, directions, strict=True):
-            listed += [g for g in goals if facing_square(g, face.centre, face.size, direction)]
-        if square[0]:  # before the likeliest face, at the safest clearance: nothing ranks higher
-            return square[0][0]
-        ahead += [g for g in goals if in_front(g, face.centre, face.size, directions[0])]
-        anywhere += goals
-    return next(iter([g for listed in square for g in listed] or ahead or anywhere), None)
+        for goal in goals:
+            rank = _face_rank(face, goal)
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, goal)
+        if best is not None and best[0] == (0, 0):  # in the room, square before the likeliest face: the best
+            return best[1]
+    return best[1] if best is not None else None
+
+
+def _face_rank(face: Face, goal: tuple[float, float]) -> tuple[int, int] | None:
+    """:func:`approach_goal`'s order of a goal for ``face``: (0 in its room or 1 beyond it,
+    then the index of the face it stands square before, or after those, ahead of the likeliest
+    face, or anywhere else); None before a refused side."""
+    if side_towards(face.centre, face.size, goal) in face.refused:
+        return None
+    directions = face.directions
+    place = next(
+        (i for i, d in enumerate(directions) if facing_square(goal, face.centre, face.size, d)),
+        len(directions) if in_front(goal, face.centre, face.size, directions[0]) else len(directions) + 1,
+    )
+    return (0 if face.in_room(goal) else 1, place)

@@ -53,7 +53,7 @@ from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import SceneGraph
 from sg_search.scene_graph.fronts import Front, approach_face
-from sg_search.scene_graph.observations import holding_relation
+from sg_search.scene_graph.observations import holding_relation, seen_within_reach
 
 
 class GoalError(ValueError):
@@ -282,7 +282,9 @@ class FrontierPlanner(Node):
         self, node_id: str, within_reach: bool, refused: Sequence[Front]
     ) -> tuple[float, float]:
         """The node's viewpoint (:func:`~sg_search.planning.viewpoints.approach_goal`, as the
-        in-process world chooses it) from the base's pose."""
+        in-process world chooses it) from the base's pose; within reach of an object the base
+        already sees there (:func:`~sg_search.scene_graph.observations.seen_within_reach`), the
+        base's own position."""
         if not self._graph_client.wait_for_service(timeout_sec=2.0):
             raise GoalError(
                 NavigateTo.Result.UNKNOWN_NODE, "scene graph server not available to resolve node ids"
@@ -303,6 +305,8 @@ class FrontierPlanner(Node):
         pose = self.base.pose()
         if pose is None:
             raise GoalError(NavigateTo.Result.UNKNOWN, "the base's pose is not known (no transform)")
+        if within_reach and seen_within_reach(graph, node, pose[:2], self.config.reach_m):
+            return (float(pose[0]), float(pose[1]))
         inside = holding_relation(graph, node) == "inside"
         face = approach_face(node, graph.get, inside, pose[:2], refused)
         # no box: its points' centroid

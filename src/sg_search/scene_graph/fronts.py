@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 
 from sg_search.planning.viewpoints import AXES, Face, half_extent, opening_sides, side_towards
-from sg_search.scene_graph.model import Affordance, SceneNode
+from sg_search.scene_graph.model import Affordance, SceneNode, Vec3
 
 Front = tuple[float, float]  # unit vector (x, y) in ``map``
 
@@ -46,16 +46,26 @@ def approach_face(
     """The faces to approach ``node`` from: a container's :func:`opening_fronts` (less the
     ``refused`` sides); for an object ``inside`` its parent container, the side of that
     container the base at ``base_xy`` [m] stands beyond, where it was seen from into the opened
-    container; None otherwise. ``lookup`` finds nodes by id (the room, the parent)."""
+    container; None otherwise. The face carries the container's room's box (goals in the room
+    first). ``lookup`` finds nodes by id (the room, the parent)."""
     if node.affordances & Affordance.OPENABLE:
-        directions = opening_fronts(node, lookup(node.room_id), refused)
+        room = lookup(node.room_id)
+        directions = opening_fronts(node, room, refused)
         box = node.bbox
-        return Face(directions, box.center, box.size) if directions and box is not None else None
+        if not directions or box is None:
+            return None
+        return Face(directions, box.center, box.size, _corners(room), tuple(refused))
     holder = lookup(node.parent_id) if inside else None
     if holder is None or holder.bbox is None:
         return None
     box = holder.bbox
-    return Face((side_towards(box.center, box.size, base_xy),), box.center, box.size)
+    side = side_towards(box.center, box.size, base_xy)
+    return Face((side,), box.center, box.size, _corners(lookup(holder.room_id)))
+
+
+def _corners(room: SceneNode | None) -> tuple[Vec3, Vec3] | None:
+    """The lower and upper corner of ``room``'s box [m], if it has one."""
+    return (room.bbox.minimum, room.bbox.maximum) if room is not None and room.bbox is not None else None
 
 
 def standing_points(

@@ -8,6 +8,7 @@ an object whose centroid lies in a container's box becomes that container's chil
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -220,6 +221,22 @@ def holding_relation(graph: SceneGraph, node: SceneNode) -> str:
         if edge.source == node.id and edge.target == node.parent_id and edge.relation in ("on", "inside"):
             return edge.relation
     return ""
+
+
+def seen_within_reach(graph: SceneGraph, node: SceneNode, base_xy: Sequence[float], reach_m: float) -> bool:
+    """True if ``node`` does not open, was seen in the newest frame any node of ``graph`` was
+    seen in, and its centre lies within ``reach_m`` [m] (horizontal, ``map``) of the base at
+    ``base_xy``: the base already stands where a search ends (within reach, the object in view),
+    and a drive to another viewpoint could only lose it (behind an opened door, beside the
+    container it lies in)."""
+    if node.affordances & Affordance.OPENABLE:
+        return False
+    latest = max((f for n in graph.nodes() for f in n.frame_ids), default=None)
+    centre = node.bbox.center if node.bbox is not None else node.position
+    return (
+        latest is not None and latest in node.frame_ids
+        and math.hypot(centre[0] - base_xy[0], centre[1] - base_xy[1]) <= reach_m
+    )  # fmt: skip
 
 
 def same_unit(

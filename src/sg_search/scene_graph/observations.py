@@ -226,9 +226,9 @@ def holding_relation(graph: SceneGraph, node: SceneNode) -> str:
 def seen_within_reach(graph: SceneGraph, node: SceneNode, base_xy: Sequence[float], reach_m: float) -> bool:
     """True if ``node`` does not open, was seen in the newest frame any node of ``graph`` was
     seen in, and its centre lies within ``reach_m`` [m] (horizontal, ``map``) of the base at
-    ``base_xy``: the base already stands where a search ends (within reach, the object in view),
-    and a drive to another viewpoint could only lose it (behind an opened door, beside the
-    container it lies in)."""
+    ``base_xy``: the base already stands where a search ends (within reach, the object in view);
+    a drive to another viewpoint can lose the view (behind an opened door, beside the container
+    the object lies in)."""
     if node.affordances & Affordance.OPENABLE:
         return False
     latest = max((f for n in graph.nodes() for f in n.frame_ids), default=None)

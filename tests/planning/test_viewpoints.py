@@ -176,15 +176,16 @@ def test_goals_outside_the_containers_room_come_after_those_in_it() -> None:
     """Square before the fridge's -x face is the first goal; with a room box that ends at
     x = 2.5 (a wall along that side, say), a goal in the room is taken instead; with a room no
     goal lies in, the best goal beyond it still is."""
+    from sg_search.geometry.box import Box3D
     from sg_search.planning.viewpoints import Face, approach_goal
 
     args, centre, size = _fridge_blocked_in_front()
     sides = ((0.0, 1.0), (-1.0, 0.0), (1.0, 0.0), (0.0, -1.0))
     anywhere = approach_goal(*args, face=Face(sides, centre, size))
     assert anywhere is not None and anywhere[0] < 2.5
-    inside = approach_goal(*args, face=Face(sides, centre, size, ((2.5, 0.0), (6.0, 6.0))))
+    inside = approach_goal(*args, face=Face(sides, centre, size, Box3D((4.25, 3.0, 1.25), (3.5, 6.0, 2.5))))
     assert inside is not None and inside[0] >= 2.5
-    beyond = approach_goal(*args, face=Face(sides, centre, size, ((0.0, 4.1), (6.0, 6.0))))
+    beyond = approach_goal(*args, face=Face(sides, centre, size, Box3D((3.0, 5.05, 1.25), (6.0, 1.9, 2.5))))
     assert beyond == anywhere
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial import cKDTree
 
+from sg_search.geometry.box import Box3D
 from sg_search.mapping.grid import GridSpec
 
 if TYPE_CHECKING:
@@ -46,23 +47,16 @@ class ViewpointParams:
 @dataclass(frozen=True)
 class Face:
     """The faces of a container's box (``centre``, full ``size`` [m], ``map``) it may open
-    towards, likeliest first: ``directions``, unit vectors (x, y). ``room``: the lower and
-    upper corner (x, y) [m] of its room's box, if known: goals outside it come last (a kitchen
-    cabinet against a wall is not opened from the room behind that wall). ``refused``: sides it
-    would not open from; no goal is taken from which the base would face one of them."""
+    towards, likeliest first: ``directions``, unit vectors (x, y). ``room``: its room's box, if
+    known: goals outside its footprint come last (a kitchen cabinet against a wall is not opened
+    from the room behind that wall). ``refused``: sides it would not open from; no goal is taken
+    from which the base would face one of them."""
 
     directions: tuple[tuple[float, float], ...]
     centre: Coords
     size: Coords
-    room: tuple[Coords, Coords] | None = None
+    room: Box3D | None = None
     refused: tuple[tuple[float, float], ...] = ()
-
-    def in_room(self, goal: Coords) -> bool:
-        """True if ``goal`` (x, y) [m] lies in the room's box (or no box is known)."""
-        if self.room is None:
-            return True
-        (x0, y0), (x1, y1) = self.room[0][:2], self.room[1][:2]
-        return x0 <= goal[0] <= x1 and y0 <= goal[1] <= y1
 
 
 @dataclass(frozen=True)
@@ -302,4 +296,5 @@ def _face_rank(face: Face, goal: tuple[float, float]) -> tuple[int, int] | None:
         (i for i, d in enumerate(directions) if facing_square(goal, face.centre, face.size, d)),
         len(directions) if in_front(goal, face.centre, face.size, directions[0]) else len(directions) + 1,
     )
-    return (0 if face.in_room(goal) else 1, place)
+    in_room = face.room is None or face.room.contains_xy((goal[0], goal[1], 0.0))
+    return (0 if in_room else 1, place)

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Callable, Iterable, Sequence
 
 from sg_search.planning.viewpoints import AXES, Face, half_extent, opening_sides, side_towards
-from sg_search.scene_graph.model import Affordance, SceneNode, Vec3
+from sg_search.scene_graph.model import Affordance, SceneNode
 
 Front = tuple[float, float]  # unit vector (x, y) in ``map``
 
@@ -54,18 +54,14 @@ def approach_face(
         box = node.bbox
         if not directions or box is None:
             return None
-        return Face(directions, box.center, box.size, _corners(room), tuple(refused))
+        return Face(directions, box.center, box.size, room.bbox if room is not None else None, tuple(refused))
     holder = lookup(node.parent_id) if inside else None
     if holder is None or holder.bbox is None:
         return None
     box = holder.bbox
+    room = lookup(holder.room_id)
     side = side_towards(box.center, box.size, base_xy)
-    return Face((side,), box.center, box.size, _corners(lookup(holder.room_id)))
-
-
-def _corners(room: SceneNode | None) -> tuple[Vec3, Vec3] | None:
-    """The lower and upper corner of ``room``'s box [m], if it has one."""
-    return (room.bbox.minimum, room.bbox.maximum) if room is not None and room.bbox is not None else None
+    return Face((side,), box.center, box.size, room.bbox if room is not None else None)
 
 
 def standing_points(

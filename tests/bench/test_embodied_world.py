@@ -126,3 +126,20 @@ def test_an_object_seen_in_an_opened_fridge_is_reached_where_the_base_stands() -
         reached = env.navigate(banana, "reach")
         assert reached.success and reached.path_length == 0.0 and env.world.pose[:2] == before[:2]
         assert EpisodeRun(env.world, "target").result()["success"] == 1.0
+
+
+def test_a_bump_in_the_only_way_out_of_a_dead_end_does_not_shut_the_base_in() -> None:
+    """Between Beechwood_0_int's kitchen sink and the counter along the wall: a 0.6 m pocket whose
+    only way out passes the oven's corner. Met off-centre, the corner blocks the base; the cell
+    ahead, marked occupied, would close the way out for bump_memory_frames (train episode 33:
+    the search ended with nothing reachable). The bump is not marked; the way out stays."""
+    episode = Episode("Beechwood_0_int", 0, "train", "typical", "bowl", "bowl.n.01", "inside", "fridge",
+                      "kitchen_0/fridge_0", "kitchen", "kitchen_0", "bathroom_0", "")  # fmt: skip
+    with EmbodiedEpisode(episode) as env:
+        env.world.set_pose(8.9, 2.6, math.pi / 2)
+        env.robot.look_around()
+        env.world.set_pose(8.78, 3.0, math.pi / 2)  # where that search met the corner: 0.12 m off the middle
+        moved = [env.robot.act(0.25, 0.0) for _ in range(3)]
+        assert not all(moved), "the oven's corner did not block the base"
+        assert not env.robot.map.contacts
+        assert math.isfinite(env.robot.navigator.way(env.world.pose[:2], (7.0, 5.5)))

@@ -196,3 +196,19 @@ def test_the_way_is_measured_at_the_safest_clearance_that_reaches_the_goal() -> 
     path = navigator.plan(start, goal)
     assert way == pytest.approx(float(np.sum(np.hypot(*np.diff(path, axis=0).T))), abs=0.2)
     assert math.isinf(navigator.way(start, (30.0, 4.2)))  # off the map
+
+
+def test_an_obstacle_shuts_the_base_in_only_where_it_closes_the_only_way_out() -> None:
+    """A dead-end corridor 0.6 m wide (x 4.7-5.3 m, open at y = 3 m): an obstacle on its middle
+    ahead of the base leaves it 0.16 m^2 of floor; one in the open room, or one in a corridor
+    already closed by the map, changes nothing that counts."""
+    states = np.full(SPEC.shape, FREE, dtype=np.int8)
+    states[:, [0, -1]] = OCCUPIED
+    states[[0, -1], :] = OCCUPIED
+    states[:60, [94, 106]] = OCCUPIED  # the corridor's walls, up to y = 3 m
+    navigator = Navigator(SPEC, lambda: states, PARAMS)
+    assert navigator.shut_in_by((5.0, 1.0), (5.0, 1.5), min_area_m2=1.0)
+    assert not navigator.shut_in_by((5.0, 1.0), (5.0, 1.5), min_area_m2=0.1)  # 0.16 m^2 is enough
+    assert not navigator.shut_in_by((2.0, 6.0), (2.25, 6.0), min_area_m2=1.0)
+    states[40, 94:107] = OCCUPIED  # the map closes the corridor at y = 2 m: the base is shut in already
+    assert not navigator.shut_in_by((5.0, 1.0), (5.0, 1.5), min_area_m2=1.0)

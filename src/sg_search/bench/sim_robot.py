@@ -86,9 +86,16 @@ class SimRobot:
         self.turns += forward_m == 0.0
         self.visited.append(self.pose()[:2])
         if not moved:
-            self.map.mark_occupied(np.array([point_ahead(self.world.pose, self.planner.bump_ahead_m)]))
+            self._bump(self.world.pose)
         self.observe()
         return moved
+
+    def _bump(self, pose: Pose2D) -> None:
+        """The bumper: the cell ahead of a base blocked outright is marked occupied, unless that
+        would shut the base in (``bump_shut_in_m2``; the frontier planner node's stall alike)."""
+        ahead = point_ahead(pose, self.planner.bump_ahead_m)
+        if not self.navigator.shut_in_by(pose[:2], ahead, self.planner.bump_shut_in_m2):
+            self.map.mark_occupied(np.array([ahead]))
 
     def observe(self) -> None:
         """Render and map one frame (and hand it to ``on_frame``)."""

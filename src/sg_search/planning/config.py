@@ -49,6 +49,7 @@ class FrontierPlannerConfig:
     stall_window_s: float = 2.0
     stall_progress_m: float = 0.03
     bump_memory_frames: int = 50
+    bump_shut_in_m2: float = 1.0
     max_recoveries: int = 3
     navigate_timeout_s: float = 120.0
     replan_period_s: float = 5.0

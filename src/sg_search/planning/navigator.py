@@ -25,11 +25,13 @@ from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import ndimage
 
 from sg_search.geometry import Pose2D
 from sg_search.mapping.grid import GridSpec
+from sg_search.mapping.occupancy import OCCUPIED
 from sg_search.planning.follower import Command, FollowerParams, FollowStatus, PathFollower
-from sg_search.planning.geodesic import DistanceField, PlannerParams, PlanningError, traversable
+from sg_search.planning.geodesic import DistanceField, PlannerParams, PlanningError, snap_to_free, traversable
 
 
 class NavError(IntEnum):
@@ -133,6 +135,33 @@ class Navigator:
             free = traversable(self.states(), self.spec, self.params.planners[0])
         cell = self.spec.to_cells(np.array([xy]))
         return bool(self.spec.inside(cell)[0] and free[cell[0, 0], cell[0, 1]])
+
+    def shut_in_by(
+        self, start: tuple[float, float], obstacle: tuple[float, float], min_area_m2: float
+    ) -> bool:
+        """True if an obstacle in the cell under ``obstacle`` [m] would leave the base at ``start``
+        less than ``min_area_m2`` [m^2] of floor to drive on at the least clearance (the
+        traversable region it is placed in), where without it the base has at least that much: a
+        bump in the only way out of a dead end, met off-centre at a corner of the way."""
+        states = self.states()
+        cell = self.spec.to_cells(np.array([obstacle]))
+        if not self.spec.inside(cell)[0]:
+            return False
+        without = self._area(states, start)
+        states = states.copy()
+        states[cell[0, 0], cell[0, 1]] = OCCUPIED
+        return self._area(states, start) < min_area_m2 <= without
+
+    def _area(self, states: NDArray[np.int8], start: tuple[float, float]) -> float:
+        """The floor [m^2] of the region the base at ``start`` is placed in, at the least clearance."""
+        planner = self.params.planners[-1]
+        free = traversable(states, self.spec, planner)
+        try:
+            cell = snap_to_free(free, self.spec, start, planner.snap_radius, "start")
+        except PlanningError:
+            return 0.0
+        labels, _ = ndimage.label(free, structure=np.ones((3, 3), dtype=bool))
+        return float(np.count_nonzero(labels == labels[cell])) * self.spec.resolution**2
 
     def way(self, start: tuple[float, float], goal: tuple[float, float]) -> float:
         """The geodesic way [m] from ``start`` to ``goal`` at the safest clearance that reaches

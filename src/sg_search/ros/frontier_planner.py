@@ -11,7 +11,7 @@ Actions:  ``navigate`` (NavigateTo): a pose, a frontier id, or a scene-graph nod
           within ``frontier_seen_m`` of its goal and the base stands where the safest
           clearance lets it: the map saw beyond it. A base that is told to drive forward and
           does not move for ``stall_window_s`` marks the cell ahead occupied (a bumper from
-          odometry) and the path is planned again around it.
+          odometry; not where that would shut the base in) and the path is planned again around it.
 """
 
 from __future__ import annotations
@@ -379,11 +379,14 @@ class FrontierPlanner(Node):
 
     def _on_blocked(self, pose: Pose2D) -> None:
         """The base pushed forward without moving: the cell in front is occupied (what the
-        in-process robot's bumper marks), so the next plan goes around it."""
+        in-process robot's bumper marks), so the next plan goes around it; unless that would
+        shut the base in (``bump_shut_in_m2``): then the follower backs off and re-plans."""
         ahead = point_ahead(pose, self.config.bump_ahead_m)
-        self.get_logger().warning(
-            f"blocked at ({pose[0]:.2f}, {pose[1]:.2f}): ({ahead[0]:.2f}, {ahead[1]:.2f}) marked occupied"
-        )
+        where = f"blocked at ({pose[0]:.2f}, {pose[1]:.2f}): ({ahead[0]:.2f}, {ahead[1]:.2f})"
+        if self.navigator.shut_in_by(pose[:2], ahead, self.config.bump_shut_in_m2):
+            self.get_logger().warning(f"{where} not marked: it would shut the base in")
+            return
+        self.get_logger().warning(f"{where} marked occupied")
         with self._lock:
             self.map.mark_occupied(np.array([ahead]))
 

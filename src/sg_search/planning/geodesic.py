@@ -73,8 +73,7 @@ class DistanceField:
         self.start = snap_to_free(free, spec, start_xy, params.snap_radius, "start")
         # March only over the bounding box of the start's connected free region (exact: the
         # rest is unreachable); on a mostly unknown map that is a small part of the grid.
-        labels, _ = ndimage.label(free, structure=np.ones((3, 3), dtype=bool))
-        region = labels == labels[self.start]
+        region = connected_region(free, self.start)
         rows, cols = np.nonzero(np.any(region, axis=1))[0], np.nonzero(np.any(region, axis=0))[0]
         box = (slice(rows[0], rows[-1] + 1), slice(cols[0], cols[-1] + 1))
         phi = np.ones(region[box].shape)
@@ -130,6 +129,12 @@ class DistanceField:
             cells.append(current)
         path = self.spec.to_metres(np.array(cells[::-1]))
         return smooth_path(path, self.free, self.spec)
+
+
+def connected_region(free: NDArray[np.bool_], cell: Cell) -> NDArray[np.bool_]:
+    """The traversable cells 8-connected to ``cell`` (itself traversable), as a mask."""
+    labels, _ = ndimage.label(free, structure=np.ones((3, 3), dtype=bool))
+    return np.asarray(labels == labels[cell], dtype=bool)
 
 
 def snap_to_free(

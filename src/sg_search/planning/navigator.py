@@ -25,13 +25,19 @@ from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy import ndimage
 
 from sg_search.geometry import Pose2D
 from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import OCCUPIED
 from sg_search.planning.follower import Command, FollowerParams, FollowStatus, PathFollower
-from sg_search.planning.geodesic import DistanceField, PlannerParams, PlanningError, snap_to_free, traversable
+from sg_search.planning.geodesic import (
+    DistanceField,
+    PlannerParams,
+    PlanningError,
+    connected_region,
+    snap_to_free,
+    traversable,
+)
 
 
 class NavError(IntEnum):
@@ -147,10 +153,9 @@ class Navigator:
         cell = self.spec.to_cells(np.array([obstacle]))
         if not self.spec.inside(cell)[0]:
             return False
-        without = self._area(states, start)
-        states = states.copy()
-        states[cell[0, 0], cell[0, 1]] = OCCUPIED
-        return self._area(states, start) < min_area_m2 <= without
+        blocked = states.copy()
+        blocked[cell[0, 0], cell[0, 1]] = OCCUPIED
+        return self._area(blocked, start) < min_area_m2 <= self._area(states, start)
 
     def _area(self, states: NDArray[np.int8], start: tuple[float, float]) -> float:
         """The floor [m^2] of the region the base at ``start`` is placed in, at the least clearance."""
@@ -160,8 +165,7 @@ class Navigator:
             cell = snap_to_free(free, self.spec, start, planner.snap_radius, "start")
         except PlanningError:
             return 0.0
-        labels, _ = ndimage.label(free, structure=np.ones((3, 3), dtype=bool))
-        return float(np.count_nonzero(labels == labels[cell])) * self.spec.resolution**2
+        return float(np.count_nonzero(connected_region(free, cell))) * self.spec.resolution**2
 
     def way(self, start: tuple[float, float], goal: tuple[float, float]) -> float:
         """The geodesic way [m] from ``start`` to ``goal`` at the safest clearance that reaches

@@ -58,10 +58,10 @@ def test_cli_prints_json_lines_and_the_skip_count(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in result.stdout.splitlines()]
     assert len(rows) == 3 and all(r["split"] == "val" for r in rows)
     assert "could not be placed" in result.stderr
-    reachable = subprocess.run(  # the closed-loop benchmark's: val's third draw is out of reach
-        [cli, "sim", "episodes", "--split", "val", "--n", "3", "--reachable"],
+    solvable = subprocess.run(  # the closed-loop benchmark's: val's third draw is out of reach
+        [cli, "sim", "episodes", "--split", "val", "--n", "3", "--solvable"],
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert reachable.returncode == 0, reachable.stderr
-    kept = [json.loads(line) for line in reachable.stdout.splitlines()]
-    assert kept[:2] == rows[:2] and kept[2] != rows[2] and "or reached" in reachable.stderr
+    assert solvable.returncode == 0, solvable.stderr
+    kept = [json.loads(line) for line in solvable.stdout.splitlines()]
+    assert kept[:2] == rows[:2] and kept[2] != rows[2] and "or solved" in solvable.stderr

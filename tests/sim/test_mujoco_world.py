@@ -20,7 +20,7 @@ from sg_search.sim.mujoco.scene import (
     facing_viewpoint,
     layout_for,
     nearest_free,
-    success_reachable,
+    solvable,
 )
 from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld, WrongSideError
 
@@ -329,6 +329,31 @@ def test_an_open_door_hides_the_shelves_from_beside_it_not_from_within_the_front
     assert seen["middle"] > 20 and seen["beside the hinge"] == 0, seen
 
 
+def test_an_episode_whose_container_no_base_can_open_from_its_room_is_not_solvable() -> None:
+    # val's Wainscott_0_int kitchen: a row of drawers, sinks, ovens and chairs closes off the
+    # floor before some cabinets; the success regions are reachable (from behind), the fronts not
+    def cereal_in(container_id: str) -> Episode:
+        return Episode(
+            "Wainscott_0_int", 0, "val", "typical", "box of cereal", "box__of__cereal.n.01", "inside",
+            container_id.split("/")[1].rsplit("_", 1)[0], container_id, "kitchen", "kitchen_0",
+            "dining_room_0", "putting_shopping_away",
+        )  # fmt: skip
+
+    # its front faces a pocket no way leads into
+    drawers = cereal_in("kitchen_0/bottom_cabinet_no_top_6")
+    # its front is reached only from the room behind the kitchen's west wall
+    wall_cabinet = cereal_in("kitchen_0/top_cabinet_0")
+    dishwasher = cereal_in("kitchen_0/dishwasher_0")
+    for episode in (drawers, wall_cabinet):
+        with episode_world(episode) as world:
+            assert math.isfinite(distance_to_success(world, TARGET_ID))
+        assert not solvable(episode)
+    assert solvable(dishwasher)
+    with episode_world(wall_cabinet) as world:  # the simulator opens it through the side wall
+        world.check_opens_from("kitchen_0/top_cabinet_0", (7.2, 2.3))
+        assert not world.layout.room("kitchen_0").x0 <= 7.2
+
+
 def test_an_episode_whose_success_region_is_out_of_reach_is_refused_and_the_rest_keep_their_order() -> None:
     # val's third draw puts a prawn in Wainscott_0's fridge, in a pocket behind a run of cabinets:
     # no free cell within 1 m of it is reachable from the start (ObjectNav keeps no such episode)
@@ -336,8 +361,8 @@ def test_an_episode_whose_success_region_is_out_of_reach_is_refused_and_the_rest
     assert drawn[2].scene == "Wainscott_0_int"
     with episode_world(drawn[2]) as world:
         assert math.isinf(distance_to_success(world, TARGET_ID))
-    reachable = [e for e in drawn if success_reachable(e)]
+    reachable = [e for e in drawn if solvable(e)]
     assert reachable == [drawn[0], drawn[1], drawn[3]]
-    kept, refused = make_episodes("val", 3, keep=success_reachable)
+    kept, refused = make_episodes("val", 3, keep=solvable)
     assert kept == reachable
     assert refused == 1 + make_episodes("val", 4)[1]  # the same draws: those not placed, and this one

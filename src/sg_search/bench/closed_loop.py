@@ -31,7 +31,7 @@ from sg_search.reasoning import Reasoner, create_reasoner
 from sg_search.search import SearchOutcome, SearchStep, Verifier, run_search
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
-from sg_search.sim.mujoco.scene import success_reachable
+from sg_search.sim.mujoco.scene import solvable
 
 DEFAULT_REASONERS = "scout,nearest"
 MAX_DECISIONS = 5000  # the action budget ends episodes first (also at 1,500 actions)
@@ -158,7 +158,7 @@ def run(options: BenchOptions) -> BenchReport:
     params = options.params()
     for name in reasoners:
         create_reasoner(name, params)  # an unknown name fails before any episode runs
-    episodes, _ = make_episodes(split, options.episodes, seed=options.seed, keep=success_reachable)
+    episodes, _ = make_episodes(split, options.episodes, seed=options.seed, keep=solvable)
     budget = options.max_actions or StackConfig.load().embodied.max_actions
     noise = NOISE if options.noise else None
     work = partial(_nth, tuple(episodes), reasoners, params, budget, noise, options.seed)

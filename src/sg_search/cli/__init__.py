@@ -139,8 +139,9 @@ def _parser() -> argparse.ArgumentParser:
     episodes.add_argument("--n", type=int, default=10, help="how many episodes")
     episodes.add_argument("--tier", choices=("typical", "misplaced"), default="typical")
     episodes.add_argument(
-        "--reachable", action="store_true",
-        help="only episodes whose success region the base can reach (the closed-loop benchmark's)",
+        "--solvable", action="store_true",
+        help="only episodes an agent can succeed in: success region reachable, container openable "
+        "from its room (the closed-loop benchmark's)",
     )  # fmt: skip
     episodes.add_argument("--seed", type=int, default=0)
 
@@ -246,13 +247,13 @@ def _sim(args: argparse.Namespace) -> int:
         import json
 
         from sg_search.sim.episodes import make_episodes
-        from sg_search.sim.mujoco.scene import success_reachable
+        from sg_search.sim.mujoco.scene import solvable
 
-        keep = success_reachable if args.reachable else None
+        keep = solvable if args.solvable else None
         made, skipped = make_episodes(args.split, args.n, args.tier, args.seed, keep)
         for episode in made:
             print(json.dumps(episode.to_json()))
-        refused = "could not be placed" + (" or reached" if args.reachable else "")
+        refused = "could not be placed" + (" or solved" if args.solvable else "")
         print(f"{len(made)} episodes ({args.split}, {args.tier}); {skipped} draws {refused}", file=sys.stderr)
         return 0
     if args.sim_command == "scenes":

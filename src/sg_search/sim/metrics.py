@@ -40,17 +40,23 @@ def target_found(world: SimWorld, frame: Frame, target_id: str, within_m: float 
     return bool(np.hypot(*(np.asarray(body.xpos[:2]) - np.asarray(world.pose[:2]))) <= within_m)
 
 
-def distance_to_success(world: SimWorld, target_id: str, within_m: float = 1.0) -> float:
-    """Geodesic distance [m] from the base to the nearest free cell within ``within_m`` of the
-    target (the success region); inf if none is reachable."""
+def reachable_cells(world: SimWorld) -> tuple[np.ndarray, np.ndarray]:
+    """Centres [m, layout frame] (n, 2) of the free cells of the world's collision map the base
+    can drive to from where it stands, and their geodesic distance from it [m] (n,)."""
     field = DistanceField(
         world.free, world.grid, world.pose[:2], PlannerParams(robot_radius=0.0, snap_radius=1.0)
     )
-    target = np.asarray(world.data.body(target_id).xpos[:2])
     rows, cols = np.nonzero(np.isfinite(field.distance))
-    centres = world.grid.to_metres(np.stack([rows, cols], axis=1))
+    return world.grid.to_metres(np.stack([rows, cols], axis=1)), field.distance[rows, cols]
+
+
+def distance_to_success(world: SimWorld, target_id: str, within_m: float = 1.0) -> float:
+    """Geodesic distance [m] from the base to the nearest free cell within ``within_m`` of the
+    target (the success region); inf if none is reachable."""
+    centres, distance = reachable_cells(world)
+    target = np.asarray(world.data.body(target_id).xpos[:2])
     near = np.hypot(*(centres - target).T) <= within_m
-    return float(field.distance[rows[near], cols[near]].min()) if near.any() else math.inf
+    return float(distance[near].min()) if near.any() else math.inf
 
 
 @dataclass

@@ -11,9 +11,9 @@ from scipy import ndimage
 from sg_search.sim.bddl_scenes import load_house
 from sg_search.sim.episodes import Episode
 from sg_search.sim.layout import HouseLayout, layout_house
-from sg_search.sim.metrics import distance_to_success
+from sg_search.sim.metrics import distance_to_success, reachable_cells
 from sg_search.sim.mujoco.mjcf import SmallObject, drawer_floor, inner_floor
-from sg_search.sim.mujoco.world import CameraConfig, SimWorld
+from sg_search.sim.mujoco.world import CameraConfig, SimError, SimWorld
 
 TARGET_ID = "target"
 
@@ -34,13 +34,41 @@ def episode_world(episode: Episode, camera: CameraConfig | None = None) -> SimWo
     return world
 
 
-def success_reachable(episode: Episode) -> bool:
-    """True if the base can drive from the episode's start into its success region (a free
-    cell within 1 m of the target, over the world's own collision map): ObjectNav keeps only
-    such episodes. A target in a pocket the base cannot enter (behind a run of cabinets) makes
-    an episode no agent can succeed in."""
+def solvable(episode: Episode) -> bool:
+    """True if an agent can succeed in the episode, as ObjectNav keeps only such episodes: the
+    base can drive from the start into the success region (a free cell within 1 m of the
+    target, over the world's own collision map), and a target inside a container that opens can
+    be seen (:func:`opens_from_its_room`). A target in a pocket the base cannot enter (behind
+    a run of cabinets), or in a cabinet whose front other furniture closes off, makes an
+    episode no agent can succeed in."""
     with episode_world(episode) as world:
-        return math.isfinite(distance_to_success(world, TARGET_ID))
+        if not math.isfinite(distance_to_success(world, TARGET_ID)):
+            return False
+        return episode.relation != "inside" or opens_from_its_room(world, episode.container_id)
+
+
+def opens_from_its_room(world: SimWorld, container_id: str, reach_m: float = 1.0) -> bool:
+    """True if the container does not open (what lies in it is seen without opening it), or
+    the base can drive from where it stands to a cell of the container's room from which the
+    simulator lets it open the container within ``reach_m`` [m] (:meth:`SimWorld.check_opens_from`).
+    The room's, because a robot does not reach through a wall; the simulator itself only
+    refuses the wall behind the container."""
+    if container_id not in world.spec.openable:
+        return True
+    item = next(f for f in world.layout.furniture if f.furniture_id == container_id)
+    room = world.layout.room(item.room_id)
+    centres, _ = reachable_cells(world)
+    half = np.asarray(item.size[:2]) / 2 + reach_m
+    near = np.all(np.abs(centres - np.asarray(item.center[:2])) <= half, axis=1)
+    for x, y in centres[near]:
+        if not (room.x0 <= x <= room.x1 and room.y0 <= y <= room.y1):
+            continue
+        try:
+            world.check_opens_from(container_id, (float(x), float(y)), reach_m)
+        except SimError:
+            continue
+        return True
+    return False
 
 
 MIN_REGION_M2 = 1.0  # [m^2] free regions smaller than this are pockets between furniture

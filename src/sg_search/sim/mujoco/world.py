@@ -253,37 +253,42 @@ class SimWorld:
         self.set_pose(x, y, math.atan2(target[1] - y, target[0] - x))
         self.aim_head((float(target[0]), float(target[1]), float(target[2])), 0.0, 0.0)
 
-    def distance_to(self, node_id: str) -> float:
-        """Distance [m] from the base centre to the footprint of a furniture item."""
+    def distance_to(self, node_id: str, xy: tuple[float, float] | None = None) -> float:
+        """Distance [m] from the base centre (or the point ``xy``) to the footprint of a furniture item."""
         item = next((f for f in self.layout.furniture if f.furniture_id == node_id), None)
         if item is None:
             raise SimError(f"no furniture {node_id!r} in {self.layout.scene}")
-        dx = max(abs(self.pose[0] - item.center[0]) - item.size[0] / 2, 0.0)
-        dy = max(abs(self.pose[1] - item.center[1]) - item.size[1] / 2, 0.0)
+        x, y = xy if xy is not None else self.pose[:2]
+        dx = max(abs(x - item.center[0]) - item.size[0] / 2, 0.0)
+        dy = max(abs(y - item.center[1]) - item.size[1] / 2, 0.0)
         return math.hypot(dx, dy)
 
-    def set_open(self, node_id: str, open_: bool, reach_m: float = 1.0) -> None:
-        """Open or close a container's door or drawer; SimError if it is not openable, out of
-        reach, or the base is not in front of it (beyond the face it opens towards and, for a
-        door, not more than :data:`HINGE_MARGIN_M` past its hinged edge: a door is not opened
-        from beside the carcass, through the wall behind it, or from past the corner where the
-        opened door stands between the camera and the inside)."""
+    def check_opens_from(self, node_id: str, xy: tuple[float, float], reach_m: float = 1.0) -> None:
+        """SimError if a base centred at ``xy`` [m] could not open or close the container
+        ``node_id``: it is not openable, out of reach, or the base is not in front of it (beyond
+        the face it opens towards and, for a door, not more than :data:`HINGE_MARGIN_M` past its
+        hinged edge: a door is not opened from beside the carcass, through the wall behind it,
+        or from past the corner where the opened door stands between the camera and the inside)."""
         joint = self.spec.openable.get(node_id)
         if joint is None:
             what = "is not openable" if node_id in self.spec.categories else "does not exist"
             raise SimError(f"{node_id!r} {what}")
-        distance = self.distance_to(node_id)
+        distance = self.distance_to(node_id, xy)
         if distance > reach_m:
             raise SimError(f"{node_id!r} is {distance:.2f} m away; reach is {reach_m:.2f} m")
         item = next(f for f in self.layout.furniture if f.furniture_id == node_id)
         front = self.spec.fronts[node_id]
         hinge = self.spec.hinge_sides.get(node_id)
-        past_hinge = (
-            hinge is not None and beyond_face(self.pose[:2], item.center, item.size, hinge) > HINGE_MARGIN_M
-        )
-        if past_hinge or not in_front(self.pose[:2], item.center, item.size, front):
+        past_hinge = hinge is not None and beyond_face(xy, item.center, item.size, hinge) > HINGE_MARGIN_M
+        if past_hinge or not in_front(xy, item.center, item.size, front):
             towards = f"({front[0]:+.0f}, {front[1]:+.0f})"
             raise WrongSideError(f"{node_id!r} opens towards {towards}; the base is not in front of it")
+
+    def set_open(self, node_id: str, open_: bool, reach_m: float = 1.0) -> None:
+        """Open or close a container's door or drawer; SimError if the base cannot where it
+        stands (:meth:`check_opens_from`)."""
+        self.check_opens_from(node_id, (self.pose[0], self.pose[1]), reach_m)
+        joint = self.spec.openable[node_id]
         was_open = self.is_open(node_id)
         self.data.qpos[self.model.joint(joint).qposadr[0]] = self.spec.open_value[node_id] if open_ else 0.0
         self._mj.mj_forward(self.model, self.data)

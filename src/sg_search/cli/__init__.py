@@ -253,7 +253,7 @@ def _sim(args: argparse.Namespace) -> int:
         made, skipped = make_episodes(args.split, args.n, args.tier, args.seed, keep)
         for episode in made:
             print(json.dumps(episode.to_json()))
-        refused = "could not be placed" + (" or solved" if args.solvable else "")
+        refused = "could not be placed" + (" or were not solvable" if args.solvable else "")
         print(f"{len(made)} episodes ({args.split}, {args.tier}); {skipped} draws {refused}", file=sys.stderr)
         return 0
     if args.sim_command == "scenes":

@@ -285,7 +285,7 @@ class SimWorld:
             raise WrongSideError(f"{node_id!r} opens towards {towards}; the base is not in front of it")
 
     def set_open(self, node_id: str, open_: bool, reach_m: float = 1.0) -> None:
-        """Open or close a container's door or drawer; SimError if the base cannot where it
+        """Open or close a container's door or drawer; SimError if the base cannot from where it
         stands (:meth:`check_opens_from`)."""
         self.check_opens_from(node_id, (self.pose[0], self.pose[1]), reach_m)
         joint = self.spec.openable[node_id]

@@ -468,7 +468,7 @@ class EmbodiedEpisode:
         """What happened, for the failure taxonomy (:mod:`sg_search.bench.failures`)."""
         episode, world = self.episode, self.world
         room = world.layout.room(episode.room_id)
-        entered = any(room.x0 <= x <= room.x1 and room.y0 <= y <= room.y1 for x, y in self.robot.visited)
+        entered = any(room.contains(x, y) for x, y in self.robot.visited)
         detected = any(TARGET in i.sources for i in self.perception.instances.instances.values())
         return EpisodeFacts(
             success=success,

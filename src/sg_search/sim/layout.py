@@ -50,6 +50,10 @@ class RoomRect:
         """Centre of the floor [m]."""
         return ((self.x0 + self.x1) / 2, (self.y0 + self.y1) / 2)
 
+    def contains(self, x: float, y: float) -> bool:
+        """True if the point (x, y) [m] lies on the floor rectangle (its edges included)."""
+        return self.x0 <= x <= self.x1 and self.y0 <= y <= self.y1
+
 
 @dataclass(frozen=True)
 class Door:

@@ -61,7 +61,7 @@ def opens_from_its_room(world: SimWorld, container_id: str, reach_m: float = 1.0
     half = np.asarray(item.size[:2]) / 2 + reach_m
     near = np.all(np.abs(centres - np.asarray(item.center[:2])) <= half, axis=1)
     for x, y in centres[near]:
-        if not (room.x0 <= x <= room.x1 and room.y0 <= y <= room.y1):
+        if not room.contains(x, y):
             continue
         try:
             world.check_opens_from(container_id, (float(x), float(y)), reach_m)

@@ -49,20 +49,15 @@ def solvable(episode: Episode) -> bool:
 
 def opens_from_its_room(world: SimWorld, container_id: str, reach_m: float = 1.0) -> bool:
     """True if the container does not open (what lies in it is seen without opening it), or
-    the base can drive from where it stands to a cell of the container's room from which the
-    simulator lets it open the container within ``reach_m`` [m] (:meth:`SimWorld.check_opens_from`).
-    The room's, because a robot does not reach through a wall; the simulator itself only
-    refuses the wall behind the container."""
+    the base can drive from where it stands to a cell from which the simulator lets it open the
+    container within ``reach_m`` [m] (:meth:`SimWorld.check_opens_from`: a cell of its room)."""
     if container_id not in world.spec.openable:
         return True
     item = next(f for f in world.layout.furniture if f.furniture_id == container_id)
-    room = world.layout.room(item.room_id)
     centres, _ = reachable_cells(world)
     half = np.asarray(item.size[:2]) / 2 + reach_m
     near = np.all(np.abs(centres - np.asarray(item.center[:2])) <= half, axis=1)
     for x, y in centres[near]:
-        if not room.contains(x, y):
-            continue
         try:
             world.check_opens_from(container_id, (float(x), float(y)), reach_m)
         except SimError:

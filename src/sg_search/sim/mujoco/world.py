@@ -265,10 +265,11 @@ class SimWorld:
 
     def check_opens_from(self, node_id: str, xy: tuple[float, float], reach_m: float = 1.0) -> None:
         """SimError if a base centred at ``xy`` [m] could not open or close the container
-        ``node_id``: it is not openable, out of reach, or the base is not in front of it (beyond
-        the face it opens towards and, for a door, not more than :data:`HINGE_MARGIN_M` past its
-        hinged edge: a door is not opened from beside the carcass, through the wall behind it,
-        or from past the corner where the opened door stands between the camera and the inside)."""
+        ``node_id``: it is not openable, out of reach, or the base is not in front of it (on the
+        floor of the container's room, beyond the face it opens towards and, for a door, not more
+        than :data:`HINGE_MARGIN_M` past its hinged edge: a door is not opened through a wall,
+        from beside the carcass, or from past the corner where the opened door stands between the
+        camera and the inside)."""
         joint = self.spec.openable.get(node_id)
         if joint is None:
             what = "is not openable" if node_id in self.spec.categories else "does not exist"
@@ -277,6 +278,8 @@ class SimWorld:
         if distance > reach_m:
             raise SimError(f"{node_id!r} is {distance:.2f} m away; reach is {reach_m:.2f} m")
         item = next(f for f in self.layout.furniture if f.furniture_id == node_id)
+        if not self.layout.room(item.room_id).contains(*xy):
+            raise WrongSideError(f"{node_id!r} is in {item.room_id}; the base is not (a wall stands between)")
         front = self.spec.fronts[node_id]
         hinge = self.spec.hinge_sides.get(node_id)
         past_hinge = hinge is not None and beyond_face(xy, item.center, item.size, hinge) > HINGE_MARGIN_M

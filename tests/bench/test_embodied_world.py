@@ -143,3 +143,29 @@ def test_a_bump_in_the_only_way_out_of_a_dead_end_does_not_shut_the_base_in() ->
         assert not all(moved), "the oven's corner did not block the base"
         assert not env.robot.map.contacts
         assert math.isfinite(env.robot.navigator.way(env.world.pose[:2], (7.0, 5.5)))
+
+
+def test_a_close_closes_what_the_open_opened_though_the_box_has_moved() -> None:
+    """Val's Rs_int: the bedroom's cabinet and the kitchen's stand back to back across a wall. A
+    perceived cabinet opened in the bedroom whose box then moved onto the kitchen's (fused with
+    what the camera saw of it) was closed by its box: the kitchen's, refused from the bedroom. The
+    bedroom's door stayed open across the way between the bed and the cabinet, and the base was
+    shut in (val episode 40)."""
+    bedroom, kitchen = "bedroom_0/bottom_cabinet_0", "kitchen_0/bottom_cabinet_1"
+    episode = Episode("Rs_int", 0, "val", "typical", "jar of honey", "jar__of__honey.n.01", "inside",
+                      "top_cabinet", "kitchen_0/top_cabinet_2", "kitchen", "kitchen_0", "bedroom_0",
+                      "")  # fmt: skip
+    with EmbodiedEpisode(episode) as env:
+        items = {f.furniture_id: f for f in env.world.layout.furniture}
+        view = facing_viewpoint(env.world, bedroom, gaps=(0.5,))
+        assert view is not None
+        env.world.set_pose(*view[:3])
+        seen = SceneNode("cab", Layer.OBJECT, "container", "bottom cabinet", position=items[bedroom].center,
+                         bbox=Box3D(items[bedroom].center, items[bedroom].size))  # fmt: skip
+        assert env.open(seen).success and env.world.is_open(bedroom)
+        there = items[kitchen]
+        moved = replace(seen, position=there.center, bbox=Box3D(there.center, there.size))
+        assert env.world.openable_near(*items[kitchen].center) == kitchen  # what its box points at now
+        closed = env.close(moved)
+        assert closed.success, closed.message
+        assert not env.world.is_open(bedroom) and not env.world.is_open(kitchen)

@@ -184,6 +184,7 @@ class EmbodiedEpisode:
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
         self.opened: set[str] = set()  # simulator ids of the containers opened
+        self.opened_for: dict[str, str] = {}  # graph id -> simulator id of the container its open opened
         self.target_nodes: set[str] = set()  # graph ids ever given to the target (evaluation)
 
     def release(self) -> None:
@@ -422,12 +423,13 @@ class EmbodiedEpisode:
         return self._set_open(node, True)
 
     def close(self, node: SceneNode) -> SkillResult:
-        """Close it again."""
+        """Close what its open opened (the node's box may have moved since: a container fused
+        with one behind the wall), else the container under its box."""
         return self._set_open(node, False)
 
     def _set_open(self, node: SceneNode, open_: bool) -> SkillResult:
         point = node.bbox.center if node.bbox is not None else node.position
-        handle = self.world.openable_near(*point)
+        handle = (None if open_ else self.opened_for.get(node.id)) or self.world.openable_near(*point)
         if handle is None:
             return SkillResult(
                 False, message=f"{node.id}: nothing openable there", code=ExecutorError.MANIPULATION_FAILED
@@ -445,6 +447,9 @@ class EmbodiedEpisode:
             )
         if open_:
             self.opened.add(handle)
+            self.opened_for[node.id] = handle
+        else:
+            self.opened_for.pop(node.id, None)
         return SkillResult(True, message=f"{'opened' if open_ else 'closed'} {node.id}")
 
     def look(self, node: SceneNode) -> SkillResult:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 from conftest import wait_for
-from geometry_msgs.msg import Twist
+from geometry_msgs.msg import Point, Twist
 from nav_msgs.msg import OccupancyGrid, Odometry
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -98,3 +98,18 @@ def test_frontier_planner_maps_the_simulated_house(start_node: Any, ros_node: No
 
     assert wait_for(mapped, timeout=90.0), "the planner built no map from the simulated depth"
     assert maps[-1].header.frame_id == "map"
+
+
+def test_a_close_goes_to_what_the_same_node_opened(start_node: Any, ros_node: Node) -> None:
+    """Rs_int's bedroom and kitchen cabinets stand back to back across a wall. The base starts
+    before the bedroom's; a perceived cabinet opened there whose point then moved onto the
+    kitchen's (fused with it) closes the bedroom's, not the kitchen's from behind the wall."""
+    start_node("sim_bridge", "-p", "width:=64", "-p", "height:=48", "-p", "start_room:=bedroom_0")
+    bedroom, kitchen = Point(x=4.65, y=3.3, z=0.45), Point(x=3.9, y=3.9, z=0.45)
+    opened = call(ros_node, SetContainer, "open", SetContainer.Request(node_id="obj_15", point=bedroom))
+    assert opened.success and opened.message == "bedroom_0/bottom_cabinet_0 opened", opened.message
+    for _ in range(2):  # a retried close too
+        closed = call(ros_node, SetContainer, "close", SetContainer.Request(node_id="obj_15", point=kitchen))
+        assert closed.success and closed.message == "bedroom_0/bottom_cabinet_0 closed", closed.message
+    other = call(ros_node, SetContainer, "close", SetContainer.Request(node_id="obj_16", point=kitchen))
+    assert not other.success and "'kitchen_0/bottom_cabinet_1' is" in other.message  # by its point

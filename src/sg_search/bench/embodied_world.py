@@ -448,8 +448,6 @@ class EmbodiedEpisode:
         if open_:
             self.opened.add(handle)
             self.opened_for[node.id] = handle
-        else:
-            self.opened_for.pop(node.id, None)
         return SkillResult(True, message=f"{'opened' if open_ else 'closed'} {node.id}")
 
     def look(self, node: SceneNode) -> SkillResult:

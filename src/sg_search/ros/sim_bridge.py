@@ -178,10 +178,8 @@ class SimBridge(Node):
                     SetContainer.Response.WRONG_SIDE if wrong_side else SetContainer.Response.REFUSED
                 )
                 return response
-            if open_:
+            if open_:  # kept after the close: a retried close goes to the same container
                 self._opened_for[request.node_id] = node_id
-            else:
-                self._opened_for.pop(request.node_id, None)
         response.success, response.message = True, f"{node_id} {'opened' if open_ else 'closed'}"
         return response
 

@@ -313,6 +313,21 @@ def test_a_door_opens_only_from_in_front_of_it(world: SimWorld) -> None:
         world.set_open(FRIDGE, False)
 
 
+def test_a_perceived_node_closes_what_its_open_opened_until_the_episode_resets(world: SimWorld) -> None:
+    """A perceived node opens the container nearest its box; its close goes to that container
+    wherever its box has moved since; an episode reset forgets the record (the next search may
+    reuse the node id)."""
+    face(world, FRIDGE)
+    item = next(f for f in world.layout.furniture if f.furniture_id == FRIDGE)
+    nowhere = (item.center[0], item.center[1], 50.0)  # above the house: no container is near
+    assert world.set_open_for("obj_7", item.center, True) == FRIDGE and world.is_open(FRIDGE)
+    assert world.set_open_for("obj_7", nowhere, False) == FRIDGE and not world.is_open(FRIDGE)
+    assert world.set_open_for("obj_7", nowhere, False) == FRIDGE  # a retried close
+    world.close_all()
+    with pytest.raises(SimError, match="nothing openable"):
+        world.set_open_for("obj_7", nowhere, False)
+
+
 def test_an_open_door_hides_the_shelves_from_beside_it_not_from_within_the_front(world: SimWorld) -> None:
     """Why a container is opened from within the width of its front
     (:func:`~sg_search.planning.viewpoints.facing_square`): 0.45 m ahead of the fridge, the

@@ -184,7 +184,6 @@ class EmbodiedEpisode:
         self._rooms_at = -p.rooms_every
         self._frontier_goals: dict[str, tuple[float, float]] = {}
         self.opened: set[str] = set()  # simulator ids of the containers opened
-        self.opened_for: dict[str, str] = {}  # graph id -> simulator id of the container its open opened
         self.target_nodes: set[str] = set()  # graph ids ever given to the target (evaluation)
 
     def release(self) -> None:
@@ -429,13 +428,8 @@ class EmbodiedEpisode:
 
     def _set_open(self, node: SceneNode, open_: bool) -> SkillResult:
         point = node.bbox.center if node.bbox is not None else node.position
-        handle = (None if open_ else self.opened_for.get(node.id)) or self.world.openable_near(*point)
-        if handle is None:
-            return SkillResult(
-                False, message=f"{node.id}: nothing openable there", code=ExecutorError.MANIPULATION_FAILED
-            )
         try:
-            self.world.set_open(handle, open_, self.config.sim.reach_m)
+            handle = self.world.set_open_for(node.id, point, open_, self.config.sim.reach_m)
         except SimError as exc:
             wrong_side = open_ and isinstance(exc, WrongSideError)
             other_side = wrong_side and self.refused_fronts.refuse(node, self.world.pose[:2])
@@ -447,7 +441,6 @@ class EmbodiedEpisode:
             )
         if open_:
             self.opened.add(handle)
-            self.opened_for[node.id] = handle
         return SkillResult(True, message=f"{'opened' if open_ else 'closed'} {node.id}")
 
     def look(self, node: SceneNode) -> SkillResult:

@@ -63,7 +63,6 @@ class SimBridge(Node):
         )
         self._start_room = layout.room(c.start_room) if c.start_room else layout.rooms[0]
         self.world_lock = threading.Lock()  # held by whoever reads or changes the world
-        self._opened_for: dict[str, str] = {}  # requested node id -> simulator id its open opened
         self.last_frame: Frame | None = None
         self._time_ns = 0
         self._command = (0.0, 0.0, -math.inf)  # v, w, sim time received [s]
@@ -163,14 +162,11 @@ class SimBridge(Node):
         self, request: SetContainer.Request, response: SetContainer.Response, open_: bool
     ) -> SetContainer.Response:
         with self.world_lock:
-            node_id = request.node_id
-            if not open_ and node_id in self._opened_for:  # what its open opened (its box may have moved)
-                node_id = self._opened_for[node_id]
-            elif node_id not in self.world.spec.openable:  # a perceived container: find it by its box
-                p = request.point
-                node_id = self.world.openable_near(p.x, p.y, p.z) or node_id
+            p = request.point
             try:
-                self.world.set_open(node_id, open_, self.config.reach_m)
+                node_id = self.world.set_open_for(
+                    request.node_id, (p.x, p.y, p.z), open_, self.config.reach_m
+                )
             except SimError as exc:
                 response.success, response.message = False, str(exc)
                 wrong_side = isinstance(exc, WrongSideError)
@@ -178,8 +174,6 @@ class SimBridge(Node):
                     SetContainer.Response.WRONG_SIDE if wrong_side else SetContainer.Response.REFUSED
                 )
                 return response
-            if open_:  # kept after the close: a retried close goes to the same container
-                self._opened_for[request.node_id] = node_id
         response.success, response.message = True, f"{node_id} {'opened' if open_ else 'closed'}"
         return response
 

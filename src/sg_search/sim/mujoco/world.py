@@ -109,6 +109,7 @@ class SimWorld:
         self.travelled = 0.0  # [m] path length of the base
         self.render_s = 0.0  # [s] wall time spent rendering (the floor of an episode's cost)
         self.opens = 0  # successful open actions on a closed container
+        self._opened_for: dict[str, str] = {}  # a caller's node id -> the container its last open opened
         self.set_pose(*self.pose)
 
     # ------------------------------------------------------------------ bookkeeping
@@ -298,6 +299,29 @@ class SimWorld:
         if open_ and not was_open:
             self.opens += 1
 
+    def set_open_for(
+        self, key: str, point: tuple[float, float, float], open_: bool, reach_m: float = 1.0
+    ) -> str:
+        """Open or close the container a caller's node stands for and return its id. ``key`` is
+        the caller's node id and ``point`` [m, map] the centre of its box. A close acts on what
+        the key's last open opened (the box may have moved since, onto a container behind the
+        wall; the record outlives the close, so a retried close acts on the same one); else a
+        simulator id acts on itself, and a perceived node on the container nearest its box
+        (:meth:`openable_near`). SimError if there is none, or as :meth:`set_open`."""
+        handle = (None if open_ else self._opened_for.get(key)) or (
+            key if key in self.spec.openable else self.openable_near(*point)
+        )
+        if handle is None:
+            x, y, z = point
+            what = "is not openable" if key in self.spec.categories else "names no container"
+            raise SimError(
+                f"{key!r} {what}, and nothing openable is near its box at ({x:.2f}, {y:.2f}, {z:.2f})"
+            )
+        self.set_open(handle, open_, reach_m)
+        if open_:
+            self._opened_for[key] = handle
+        return handle
+
     def openable_near(self, x: float, y: float, z: float, tolerance_m: float = 0.3) -> str | None:
         """The openable container whose box is nearest (x, y, z) [m], if within ``tolerance_m``:
         how a perceived container (the robot's own id and box) finds its handle in the world."""
@@ -317,6 +341,7 @@ class SimWorld:
 
     def close_all(self) -> None:
         """Close every container (an episode reset; no reach check)."""
+        self._opened_for.clear()
         for joint in self.spec.openable.values():
             self.data.qpos[self.model.joint(joint).qposadr[0]] = 0.0
         self._mj.mj_forward(self.model, self.data)

@@ -261,6 +261,28 @@ def test_an_episode_in_a_one_room_house_starts_outside_the_success_region() -> N
         assert 1.0 <= distance_to_success(world, TARGET_ID) < math.inf  # outside, and reachable
 
 
+def test_an_object_on_a_room_floor_lies_beside_the_furniture_at_its_centre_and_can_be_seen() -> None:
+    """Rs_int's bed covers its bedroom's centre, where an "in the room" object used to lie: inside
+    the bed's box, seen from nowhere (val's sheet was searched for 996 actions). It now lies on
+    the free floor nearest the centre, and a camera 1 m away that faces it sees it."""
+    layout = layout_for("Rs_int", 0)
+    room = layout.room("bedroom_0")
+    assert any(abs(room.center[0] - f.center[0]) < f.size[0] / 2 and abs(room.center[1] - f.center[1]) < f.size[1] / 2
+               for f in layout.furniture)  # fmt: skip
+    with SimWorld(
+        layout, [SmallObject(TARGET_ID, "sheet", "inroom", "bedroom_0")], CameraConfig(160, 120)
+    ) as world:
+        tx, ty = (float(v) for v in world.data.body(TARGET_ID).xpos[:2])
+        assert room.contains(tx, ty)
+        for f in layout.furniture:  # the object's 0.1 m footprint clear of every piece
+            assert (
+                abs(tx - f.center[0]) >= f.size[0] / 2 + 0.05 or abs(ty - f.center[1]) >= f.size[1] / 2 + 0.05
+            )
+        x, y = nearest_free(world, tx, ty, away_from=((tx, ty), 1.0))
+        world.set_pose(x, y, math.atan2(ty - y, tx - x), tilt=0.25)
+        assert world.visible_pixels(TARGET_ID) > 20
+
+
 @pytest.mark.parametrize(
     ("holder", "lift"), [("kitchen_0/furniture_sink_0", 0.4), ("living_room_0/bookcase_0", 0.0)]
 )

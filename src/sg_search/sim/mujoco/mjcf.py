@@ -39,6 +39,7 @@ AGENT_RADIUS = 0.2  # [m]
 FRONT_REACH_M = 0.3  # [m] how far behind the front edge a small object on deep furniture lies
 SHELVING_MIN_HEIGHT = 1.2  # [m] a receptacle that does not open and is this tall is shelving
 BASIN_DEPTH = 0.15  # [m] depth of a basin's hollow under its rim
+FLOOR_GAP = 0.05  # [m] kept between an object on a room's floor and the walls and furniture around it
 ROOM_COLOURS = {
     "kitchen": "0.85 0.80 0.70",
     "bathroom": "0.75 0.85 0.90",
@@ -307,11 +308,32 @@ def _standing_floor(layout: HouseLayout, room_id: str, step: float = 0.05) -> np
     return np.stack([px[free], py[free]], axis=1)
 
 
+def _floor_point(obj: SmallObject, layout: HouseLayout, step: float = 0.05) -> tuple[float, float]:
+    """Where (x, y) [m] ``obj`` lies on the floor of its room (``holder``): the room's centre,
+    or where furniture stands there (a bed or a table would hold the object inside its box, out
+    of every view), the point of a ``step`` grid nearest the centre that is ``FLOOR_GAP`` clear
+    of the walls and of every furniture footprint. ValueError if furniture covers the floor."""
+    room = layout.room(obj.holder)
+    hx, hy = obj.size[0] / 2 + FLOOR_GAP, obj.size[1] / 2 + FLOOR_GAP
+    gx, gy = np.meshgrid(
+        np.arange(room.x0 + hx, room.x1 - hx + 1e-9, step), np.arange(room.y0 + hy, room.y1 - hy + 1e-9, step)
+    )
+    px, py = np.concatenate([[room.center[0]], gx.ravel()]), np.concatenate([[room.center[1]], gy.ravel()])
+    free = np.ones(px.shape, dtype=bool)
+    for f in layout.furniture:
+        free &= (np.abs(px - f.center[0]) >= f.size[0] / 2 + hx) | (
+            np.abs(py - f.center[1]) >= f.size[1] / 2 + hy
+        )
+    if not free.any():
+        raise ValueError(f"no free floor for {obj.object_id!r} in {obj.holder} of {layout.scene}")
+    best = 0 if free[0] else int(np.argmin(np.where(free, np.hypot(px - px[0], py - py[0]), np.inf)))
+    return float(px[best]), float(py[best])
+
+
 def _small_object(obj: SmallObject, layout: HouseLayout) -> str:
     hx, hy, hz = (s / 2 for s in obj.size)
     if obj.relation == "inroom":
-        room = layout.room(obj.holder)
-        x, y = room.center
+        x, y = _floor_point(obj, layout)
         z = hz
     else:
         item = next((f for f in layout.furniture if f.furniture_id == obj.holder), None)

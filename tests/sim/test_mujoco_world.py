@@ -267,8 +267,11 @@ def test_an_object_on_a_room_floor_lies_beside_the_furniture_at_its_centre_and_c
     the free floor nearest the centre, and a camera 1 m away that faces it sees it."""
     layout = layout_for("Rs_int", 0)
     room = layout.room("bedroom_0")
-    assert any(abs(room.center[0] - f.center[0]) < f.size[0] / 2 and abs(room.center[1] - f.center[1]) < f.size[1] / 2
-               for f in layout.furniture)  # fmt: skip
+    cx, cy = room.center
+    assert any(
+        abs(cx - f.center[0]) < f.size[0] / 2 and abs(cy - f.center[1]) < f.size[1] / 2
+        for f in layout.furniture
+    )
     with SimWorld(
         layout, [SmallObject(TARGET_ID, "sheet", "inroom", "bedroom_0")], CameraConfig(160, 120)
     ) as world:

@@ -4,13 +4,14 @@ Publishes ``rgb`` (rgb8), ``depth`` (32FC1 metres, 0 = no return), ``camera_info
 ``instances`` (32SC1 ground-truth instance ids, 0 = none) and ``instance_categories``
 (std_msgs/String, JSON {id: [scene-graph id, category]}, latched), ``odom``, ``/tf``
 (map -> odom identity, odom -> base_link; base_link -> camera optical frame) and ``/clock``.
-Subscribes ``cmd_vel``. Services ``open`` and ``close`` (SetContainer) and
-``reset_episode`` (std_srvs/Trigger). Action ``look_at`` (LookAt): the camera tilts towards the
-point, the head rises (up to ``head_lift_max_m``, as the HSR's torso lift) until it looks
-down on the point at ``look_down_min_rad`` at least, so that it sees into an open drawer over
-its front, and the base turns to face it (the simulated robot has no separate head pan); the
-camera returns to ``camera_tilt_rad`` and the head comes down when the base drives forward
-again.
+Subscribes ``cmd_vel``. Services ``open`` and ``close`` (SetContainer: a perceived node's
+container found by its box, a close acting on what the node's open opened;
+:meth:`SimWorld.set_open_for`) and ``reset_episode`` (std_srvs/Trigger). Action ``look_at``
+(LookAt): the camera tilts towards the point, the head rises (up to ``head_lift_max_m``, as
+the HSR's torso lift) until it looks down on the point at ``look_down_min_rad`` at least, so
+that it sees into an open drawer over its front, and the base turns to face it (the simulated
+robot has no separate head pan); the camera returns to ``camera_tilt_rad`` and the head comes
+down when the base drives forward again.
 
 Time is simulated: every tick advances the clock by 1/rate_hz and integrates the last
 velocity command over exactly that step, so results do not depend on how fast the machine

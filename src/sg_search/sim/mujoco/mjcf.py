@@ -296,38 +296,45 @@ def _resting_point(obj: SmallObject, item: PlacedFurniture, layout: HouseLayout)
 def _standing_floor(layout: HouseLayout, room_id: str, step: float = 0.05) -> np.ndarray:
     """(N, 2) points [m] of the room where the base fits: ``AGENT_RADIUS`` from its walls
     and every furniture footprint."""
+    return _clear_floor(layout, room_id, AGENT_RADIUS, AGENT_RADIUS, step)
+
+
+def _clear_floor(layout: HouseLayout, room_id: str, half_x: float, half_y: float, step: float) -> np.ndarray:
+    """(N, 2) points [m] of a ``step`` grid on the room's floor where a box of half sizes
+    (``half_x``, ``half_y``) [m] fits clear of its walls and every furniture footprint."""
     room = layout.room(room_id)
-    xs = np.arange(room.x0 + AGENT_RADIUS, room.x1 - AGENT_RADIUS + 1e-9, step)
-    ys = np.arange(room.y0 + AGENT_RADIUS, room.y1 - AGENT_RADIUS + 1e-9, step)
-    px, py = (a.ravel() for a in np.meshgrid(xs, ys))
-    free = np.ones(px.shape, dtype=bool)
+    xs = np.arange(room.x0 + half_x, room.x1 - half_x + 1e-9, step)
+    ys = np.arange(room.y0 + half_y, room.y1 - half_y + 1e-9, step)
+    points: np.ndarray = np.stack([a.ravel() for a in np.meshgrid(xs, ys)], axis=1)
+    clear: np.ndarray = points[_clear_of_furniture(layout, points, half_x, half_y)]
+    return clear
+
+
+def _clear_of_furniture(layout: HouseLayout, points: np.ndarray, half_x: float, half_y: float) -> np.ndarray:
+    """Which of the (N, 2) ``points`` [m] a box of half sizes (``half_x``, ``half_y``) centred
+    there keeps clear of every furniture footprint (a bool per point)."""
+    clear = np.ones(len(points), dtype=bool)
     for f in layout.furniture:
-        cx, cy = f.center[0], f.center[1]
-        hx, hy = f.size[0] / 2 + AGENT_RADIUS, f.size[1] / 2 + AGENT_RADIUS
-        free &= ~((np.abs(px - cx) < hx) & (np.abs(py - cy) < hy))
-    return np.stack([px[free], py[free]], axis=1)
+        clear &= (np.abs(points[:, 0] - f.center[0]) >= f.size[0] / 2 + half_x) | (
+            np.abs(points[:, 1] - f.center[1]) >= f.size[1] / 2 + half_y
+        )
+    return clear
 
 
-def _floor_point(obj: SmallObject, layout: HouseLayout, step: float = 0.05) -> tuple[float, float]:
+def _floor_point(obj: SmallObject, layout: HouseLayout) -> tuple[float, float]:
     """Where (x, y) [m] ``obj`` lies on the floor of its room (``holder``): the room's centre,
     or where furniture stands there (a bed or a table would hold the object inside its box, out
-    of every view), the point of a ``step`` grid nearest the centre that is ``FLOOR_GAP`` clear
-    of the walls and of every furniture footprint. ValueError if furniture covers the floor."""
-    room = layout.room(obj.holder)
-    hx, hy = obj.size[0] / 2 + FLOOR_GAP, obj.size[1] / 2 + FLOOR_GAP
-    gx, gy = np.meshgrid(
-        np.arange(room.x0 + hx, room.x1 - hx + 1e-9, step), np.arange(room.y0 + hy, room.y1 - hy + 1e-9, step)
-    )
-    px, py = np.concatenate([[room.center[0]], gx.ravel()]), np.concatenate([[room.center[1]], gy.ravel()])
-    free = np.ones(px.shape, dtype=bool)
-    for f in layout.furniture:
-        free &= (np.abs(px - f.center[0]) >= f.size[0] / 2 + hx) | (
-            np.abs(py - f.center[1]) >= f.size[1] / 2 + hy
-        )
-    if not free.any():
+    of every view), the point of a 5 cm grid nearest the centre that is ``FLOOR_GAP`` clear of
+    the walls and of every furniture footprint. ValueError if furniture covers the floor."""
+    half_x, half_y = obj.size[0] / 2 + FLOOR_GAP, obj.size[1] / 2 + FLOOR_GAP
+    centre = np.asarray([layout.room(obj.holder).center], dtype=float)
+    if _clear_of_furniture(layout, centre, half_x, half_y)[0]:
+        return float(centre[0, 0]), float(centre[0, 1])
+    floor = _clear_floor(layout, obj.holder, half_x, half_y, 0.05)
+    if not len(floor):
         raise ValueError(f"no free floor for {obj.object_id!r} in {obj.holder} of {layout.scene}")
-    best = 0 if free[0] else int(np.argmin(np.where(free, np.hypot(px - px[0], py - py[0]), np.inf)))
-    return float(px[best]), float(py[best])
+    best = int(np.argmin(np.hypot(*(floor - centre).T)))
+    return float(floor[best, 0]), float(floor[best, 1])
 
 
 def _small_object(obj: SmallObject, layout: HouseLayout) -> str:

@@ -26,6 +26,7 @@ from sg_search.bench.embodied_world import EmbodiedEpisode, StackConfig
 from sg_search.bench.failures import EndCause, classify
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
 from sg_search.bench.perception import NOISE
+from sg_search.bench.sim_robot import FAILED_DRIVE_ENDS
 from sg_search.perception.ground_truth import NoiseParams
 from sg_search.reasoning import Reasoner, create_reasoner
 from sg_search.search import SearchOutcome, SearchStep, Verifier, run_search
@@ -109,6 +110,10 @@ def run_episode(
             **{f"actions/{phase}": float(env.robot.actions_by_phase[phase]) for phase in PHASES},
             "turns": float(env.robot.turns),
             "failed_drive_actions": float(env.robot.failed_drive_actions),
+            **{
+                f"failed_drive_actions/{end}": float(env.robot.failed_drive_ends[end])
+                for end in FAILED_DRIVE_ENDS
+            },
             "sim_s": env.robot.base.now(),
             "render_s": env.world.render_s,
             "decisions": float(outcome.steps),
@@ -233,6 +238,7 @@ def _breakdowns(
     totals = {
         "turns": "of which turns in place (all phases)",
         "failed_drive_actions": "of which in drives that failed (all phases)",
+        **{f"failed_drive_actions/{end}": f"  ... that ended: {end}" for end in FAILED_DRIVE_ENDS},
     }
     for key, label in ({f"actions/{phase}": phase for phase in PHASES} | totals).items():
         means = [float(np.mean([r.get(key, 0.0) for r in rows if r["reasoner"] == n])) for n in reasoners]

@@ -32,6 +32,23 @@ FULL_TURN = 12  # 30-degree turns in a full turn
 MAX_FAILURES = 3  # failed navigations to a frontier (within 0.5 m) before it is given up
 
 
+FAILED_DRIVE_ENDS = ("detour", "no way", "stuck", "out of time")
+"""How a drive fails (:func:`drive_end`), in the closed-loop table's order."""
+
+
+def drive_end(result: NavResult) -> str:
+    """How a failed drive ended: "detour" (its way grew too long against its first plan), "no
+    way" (no path over the map, or a goal off it), "stuck" (no progress after the recoveries)
+    or "out of time" (the navigator's timeout)."""
+    if result.detour:
+        return "detour"
+    if result.code in (NavError.NO_VALID_PATH, NavError.INVALID_GOAL):
+        return "no way"
+    if result.code == NavError.STUCK:
+        return "stuck"
+    return "out of time" if result.code == NavError.TIMEOUT else result.code.name.lower()
+
+
 class SimRobot:
     """One simulated base: actions with a budget, the map it builds, the navigator."""
 
@@ -66,6 +83,7 @@ class SimRobot:
         self.actions_by_phase: Counter[str] = Counter()
         self.turns = 0  # actions that turned in place
         self.failed_drive_actions = 0  # actions of drives that failed (detour, no path, stuck, out of time)
+        self.failed_drive_ends: Counter[str] = Counter()  # those actions by how the drive ended
         self.visited: list[tuple[float, float]] = [self.pose()[:2]]  # base positions after each action
 
     # ------------------------------------------------------------------ the actuator
@@ -139,7 +157,8 @@ class SimRobot:
         """The navigator to within ``tolerance`` [m] of ``goal``, in at most ``max_actions`` and
         ``max_travel_m`` metres driven, or until ``until()`` (asked before every action). The
         actions of a drive that fails otherwise (a detour, no path, stuck, out of time) are
-        counted in ``failed_drive_actions``."""
+        counted in ``failed_drive_actions`` and, by how the drive ended (:func:`drive_end`), in
+        ``failed_drive_ends``."""
         start, travelled = self.steps, self.world.travelled
         result = self.navigator.navigate(
             self.base,
@@ -154,6 +173,7 @@ class SimRobot:
         )
         if not result.success and result.code != NavError.CANCELED:
             self.failed_drive_actions += self.steps - start
+            self.failed_drive_ends[drive_end(result)] += self.steps - start
         return result
 
     def frontier_seen(self, goal: tuple[float, float], every: int = 3) -> bool:

@@ -82,8 +82,7 @@ class SimRobot:
         self.phase = "look-around"  # what the actions are spent on (set by the episode's host)
         self.actions_by_phase: Counter[str] = Counter()
         self.turns = 0  # actions that turned in place
-        self.failed_drive_actions = 0  # actions of drives that failed (detour, no path, stuck, out of time)
-        self.failed_drive_ends: Counter[str] = Counter()  # those actions by how the drive ended
+        self.failed_drive_ends: Counter[str] = Counter()  # actions of failed drives, by how each ended
         self.visited: list[tuple[float, float]] = [self.pose()[:2]]  # base positions after each action
 
     # ------------------------------------------------------------------ the actuator
@@ -157,8 +156,7 @@ class SimRobot:
         """The navigator to within ``tolerance`` [m] of ``goal``, in at most ``max_actions`` and
         ``max_travel_m`` metres driven, or until ``until()`` (asked before every action). The
         actions of a drive that fails otherwise (a detour, no path, stuck, out of time) are
-        counted in ``failed_drive_actions`` and, by how the drive ended (:func:`drive_end`), in
-        ``failed_drive_ends``."""
+        counted in ``failed_drive_ends``, by how the drive ended (:func:`drive_end`)."""
         start, travelled = self.steps, self.world.travelled
         result = self.navigator.navigate(
             self.base,
@@ -172,9 +170,13 @@ class SimRobot:
             ),
         )
         if not result.success and result.code != NavError.CANCELED:
-            self.failed_drive_actions += self.steps - start
             self.failed_drive_ends[drive_end(result)] += self.steps - start
         return result
+
+    @property
+    def failed_drive_actions(self) -> int:
+        """Actions of drives that failed (a detour, no way, stuck, out of time), all ends together."""
+        return sum(self.failed_drive_ends.values())
 
     def frontier_seen(self, goal: tuple[float, float], every: int = 3) -> bool:
         """True when no open frontier's goal lies within the planner's ``frontier_seen_m`` of a

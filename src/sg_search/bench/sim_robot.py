@@ -40,13 +40,15 @@ def drive_end(result: NavResult) -> str:
     """How a failed drive ended: "detour" (its way grew too long against its first plan), "no
     way" (no path over the map, or a goal off it), "stuck" (no progress after the recoveries)
     or "out of time" (the navigator's timeout)."""
-    if result.detour:
-        return "detour"
-    if result.code in (NavError.NO_VALID_PATH, NavError.INVALID_GOAL):
-        return "no way"
-    if result.code == NavError.STUCK:
-        return "stuck"
-    return "out of time" if result.code == NavError.TIMEOUT else result.code.name.lower()
+    return "detour" if result.detour else _FAILED_BY_CODE[result.code]
+
+
+_FAILED_BY_CODE = {
+    NavError.NO_VALID_PATH: "no way",
+    NavError.INVALID_GOAL: "no way",
+    NavError.STUCK: "stuck",
+    NavError.TIMEOUT: "out of time",
+}  # the ends a navigation fails with (KeyError for any other: it would miss the table)
 
 
 class SimRobot:

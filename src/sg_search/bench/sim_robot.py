@@ -32,7 +32,14 @@ FULL_TURN = 12  # 30-degree turns in a full turn
 MAX_FAILURES = 3  # failed navigations to a frontier (within 0.5 m) before it is given up
 
 
-FAILED_DRIVE_ENDS = ("detour", "no way", "stuck", "out of time")
+_FAILED_BY_CODE = {
+    NavError.NO_VALID_PATH: "no way",
+    NavError.INVALID_GOAL: "no way",
+    NavError.STUCK: "stuck",
+    NavError.TIMEOUT: "out of time",
+}  # the ends a navigation fails with (KeyError for any other: it would miss the table)
+
+FAILED_DRIVE_ENDS = ("detour", *dict.fromkeys(_FAILED_BY_CODE.values()))
 """How a drive fails (:func:`drive_end`), in the closed-loop table's order."""
 
 
@@ -41,14 +48,6 @@ def drive_end(result: NavResult) -> str:
     way" (no path over the map, or a goal off it), "stuck" (no progress after the recoveries)
     or "out of time" (the navigator's timeout)."""
     return "detour" if result.detour else _FAILED_BY_CODE[result.code]
-
-
-_FAILED_BY_CODE = {
-    NavError.NO_VALID_PATH: "no way",
-    NavError.INVALID_GOAL: "no way",
-    NavError.STUCK: "stuck",
-    NavError.TIMEOUT: "out of time",
-}  # the ends a navigation fails with (KeyError for any other: it would miss the table)
 
 
 class SimRobot:

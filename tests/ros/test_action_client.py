@@ -7,6 +7,8 @@ goal response that the server could not send (Fast DDS drops it when the client'
 reader is not matched yet: an HSR test's goal was lost so in CI), a goal response lost while
 the server runs the goal (a resent goal was then rejected as "already running" and the search
 taken for refused), and a late answer to an attempt it gave up on does not run the goal twice.
+A result whose response the server could not send is asked for again once the goal has ended
+(a test's goal to the affordance executor waited out its 60 s so in a full test run).
 The servers are real rclpy action servers over DDS in the test's node."""
 
 from __future__ import annotations
@@ -138,6 +140,51 @@ def test_a_lost_goal_response_is_sent_again_and_the_goal_runs_once(ros_node: Nod
     assert handle is not None and handle.accepted
     assert wait_future(handle.get_result_async(), 20.0) is not None
     assert server.dropped == 1 and executed == [bytes(handle.goal_id.uuid)]
+
+
+class _DropsFirstResultResponse(ActionServer):  # type: ignore[type-arg]
+    """Test double of the network: the first result response never leaves the server, as when
+    Fast DDS logs "failed to send response (timeout)" from ``send_result_response``."""
+
+    dropped = 0
+
+    def _send_result_response(self, request_header: Any, future: Any) -> None:
+        if not self.dropped:
+            self.dropped += 1
+            return
+        super()._send_result_response(request_header, future)
+
+
+@pytest.mark.parametrize("ends", ["before", "after"])
+def test_a_lost_result_response_is_asked_for_again_once_the_goal_has_ended(ros_node: Node, ends: str) -> None:
+    """The goal ends before its result is asked for (the clock starts with the request), or
+    after (it starts with the goal's ended status)."""
+    may_end = threading.Event()
+    if ends == "before":
+        may_end.set()
+
+    def execute(handle: Any) -> Any:
+        may_end.wait(20.0)
+        handle.succeed()
+        return NavigateTo.Result(path_length=2.5)
+
+    name = f"drops_first_result_{ends}"  # the node outlives the test: one server per case
+    server = _DropsFirstResultResponse(
+        ros_node, NavigateTo, name, execute_callback=execute, callback_group=ReentrantCallbackGroup()
+    )
+    client = ActionClient(ros_node, NavigateTo, name)
+    assert client.wait_for_server(timeout_sec=20.0)
+    handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="sofa_0"), timeout_s=20.0)
+    assert handle is not None and handle.accepted
+
+    asked = handle.get_result_async()
+    may_end.set()
+    result = wait_future(asked, 20.0)
+
+    assert server.dropped == 1, "the server sent its first result response"
+    assert result is not None, "the lost result was not asked for again"
+    assert result.status == GoalStatus.STATUS_SUCCEEDED and result.result.path_length == 2.5
+    assert wait_for(lambda: not client._pending_result_requests, 10.0), "a result request was left pending"
 
 
 class _LosesFirstGoalResponse(ActionClient):

@@ -19,6 +19,12 @@ drops the response: ros2/rmw_fastrtps#842). Depending on where the send fails, r
 then either never executes the goal ("Failed to send goal response") or executes it while the
 client waits. :meth:`ActionClient.send_goal_with_resend` sends the goal again, and every goal
 request of this client that the server runs unanswered is answered from its goal status topic.
+
+A result's response is lost the same way (the server logs "failed to send response (timeout)"
+from ``send_result_response``, and the client waits for a result that never comes: a test goal
+of the affordance executor waited out its 60 s so in a full test run). Once a goal's status says
+it has ended and its result has not come within ``RESEND_S``, the result is asked for again,
+every ``RESEND_S`` until it comes (the server keeps an ended goal's result for 15 minutes).
 """
 
 from __future__ import annotations
@@ -58,7 +64,15 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         self._early_lock = threading.Lock()
+        self._ended_unanswered: dict[bytes, float] = {}  # goal id -> when its result was last asked for
         super().__init__(*args, **kwargs)
+        self._result_timer = self._node.create_timer(
+            RESEND_S / 2, self._ask_again_for_lost_results, callback_group=self.callback_group
+        )
+
+    def destroy(self) -> None:
+        self._node.destroy_timer(self._result_timer)
+        super().destroy()
 
     @property
     def _lock(self) -> threading.Lock:
@@ -95,6 +109,8 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
 
     async def execute(self, taken_data: Any) -> None:
         await super().execute(taken_data)
+        if "status" in taken_data and self._pending_result_requests:
+            self._note_ended_goals_awaiting_results(taken_data["status"].status_list)
         if "status" in taken_data and self._pending_goal_requests:
             with self._lock:
                 unanswered = {
@@ -105,6 +121,51 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
                 request = unanswered.get(bytes(status.goal_info.goal_id.uuid))
                 if request is not None and not request.done() and status.status in _RUN_OR_RAN:
                     self._adopt(status, request)
+
+    def _get_result_async(self, goal_handle: ClientGoalHandle) -> Future:  # type: ignore[type-arg]
+        """rclpy's result request; for a goal that has already ended, the clock starts now."""
+        future: Future = super()._get_result_async(goal_handle)  # type: ignore[type-arg]
+        if goal_handle.status in _ENDED:
+            with self._lock:
+                self._ended_unanswered.setdefault(bytes(goal_handle.goal_id.uuid), time.monotonic())
+        return future
+
+    def _note_ended_goals_awaiting_results(self, status_list: Any) -> None:
+        """Start the clock for each goal that has ended while its result is still asked for."""
+        now = time.monotonic()
+        with self._lock:
+            awaited = {bytes(goal_id.uuid) for goal_id in self._result_sequence_number_to_goal_id.values()}
+            for status in status_list:
+                goal = bytes(status.goal_info.goal_id.uuid)
+                if goal in awaited and status.status in _ENDED:
+                    self._ended_unanswered.setdefault(goal, now)
+
+    def _ask_again_for_lost_results(self) -> None:
+        """Send the result request again for each ended goal whose result has not come within
+        ``RESEND_S`` of its end (or of the last request); its waiters' future is kept."""
+        now = time.monotonic()
+        with self._lock:
+            awaited = {bytes(goal_id.uuid) for goal_id in self._result_sequence_number_to_goal_id.values()}
+            for goal in self._ended_unanswered.keys() - awaited:  # answered, or given up by its waiter
+                del self._ended_unanswered[goal]
+            for sequence, goal_id in list(self._result_sequence_number_to_goal_id.items()):
+                goal = bytes(goal_id.uuid)
+                since = self._ended_unanswered.get(goal)
+                if since is None or now - since < RESEND_S:
+                    continue
+                future = self._pending_result_requests.pop(sequence)
+                del self._result_sequence_number_to_goal_id[sequence]
+                request = self._action_type.Impl.GetResultService.Request(goal_id=goal_id)
+                again = self._client_handle.send_result_request(request)
+                self._pending_result_requests[again] = future
+                self._result_sequence_number_to_goal_id[again] = goal_id
+                self._node.get_logger().warning(
+                    f"{self._action_name}: no result {now - since:.1f} s after goal {goal.hex()[:8]} ended "
+                    "or its result was last asked for (a lost response); asking for it again"
+                )
+            for goal, since in self._ended_unanswered.items():
+                if now - since >= RESEND_S:
+                    self._ended_unanswered[goal] = now
 
     def _adopt(self, status: GoalStatus, request: Future) -> None:  # type: ignore[type-arg]
         """Answer the goal ``request`` from the server's ``status`` of its goal, which runs or

@@ -57,9 +57,10 @@ def episode_params(base_url: str, cache: Path, **client: Any) -> dict[str, Any]:
     return {**params, **{f"llm_{k}": v for k, v in client.items()}, "fallback": "nearest"}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def local_model() -> Iterator[str]:
-    """The base URL of SmolLM2-135M-Instruct (the default model)."""
+    """The base URL of SmolLM2-135M-Instruct (the default model): one server for both modules
+    that use it (each start loads and de-quantises the model: 15-35 s on 2 busy cores)."""
     yield from _serve("smollm2-135m-instruct")
 
 

@@ -157,8 +157,8 @@ class _DropsFirstResultResponse(ActionServer):  # type: ignore[type-arg]
 
 @pytest.mark.parametrize("ends", ["before", "after"])
 def test_a_lost_result_response_is_asked_for_again_once_the_goal_has_ended(ros_node: Node, ends: str) -> None:
-    """The goal ends before its result is asked for (the clock starts with the request), or
-    after (it starts with the goal's ended status)."""
+    """The goal has ended, by its status, before its result is asked for (the clock starts with
+    the request), or ends after (it starts with the goal's ended status)."""
     may_end = threading.Event()
     if ends == "before":
         may_end.set()
@@ -176,6 +176,8 @@ def test_a_lost_result_response_is_asked_for_again_once_the_goal_has_ended(ros_n
     assert client.wait_for_server(timeout_sec=20.0)
     handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="sofa_0"), timeout_s=20.0)
     assert handle is not None and handle.accepted
+    if ends == "before":
+        assert wait_for(lambda: handle.status == GoalStatus.STATUS_SUCCEEDED, 10.0), "no ended status came"
 
     asked = handle.get_result_async()
     may_end.set()

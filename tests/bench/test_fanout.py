@@ -95,9 +95,23 @@ def test_the_local_pool_retries_a_dead_worker_once_and_records_what_failed(tmp_p
     assert [r.get("value") for r in rows] == [0.0, None, 2.0, None, 4.0]
     assert rows[1]["error"] == fanout.DIED_TWICE
     assert rows[3]["error"] == "RuntimeError: episode 3 is broken"
-    # at most once in the pool (it may have been queued, not started, when seed 2 broke it), once alone
-    assert (tmp_path / "runs-1").read_text() in ("x", "xx")
+    # once in the pool, then alone: once, or twice when another episode was running beside it
+    assert (tmp_path / "runs-1").read_text() in ("xx", "xxx")
     assert _rows(tmp_path / "r.jsonl") == [{k: v for k, v in r.items() if k not in TIMING_KEYS} for r in rows]
+
+
+@pytest.mark.parametrize(
+    ("crashed", "started", "requeued", "tries"),
+    [
+        ([1, 2], {1}, [2], {1: 1}),  # 2 was queued when 1 died: new again; 1 charged, once alone
+        ([0, 1], {0, 1}, [], {0: 2, 1: 2}),  # either died: neither charged, two tries alone each
+        ([3], set(), [], {3: 1}),  # nothing ran: the pool itself broke
+    ],
+)
+def test_a_broken_pool_charges_a_death_only_to_the_episode_known_to_have_died(
+    crashed: list[int], started: set[int], requeued: list[int], tries: dict[int, int]
+) -> None:
+    assert fanout.after_a_broken_pool(crashed, started) == (requeued, tries)
 
 
 def test_pool_workers_end_when_their_driver_is_killed(tmp_path: Path) -> None:

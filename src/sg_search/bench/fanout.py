@@ -1,11 +1,13 @@
 """Where a benchmark's episodes run: in this process, a local process pool, or Ray.
 
 Every backend calls ``deliver(seed, result, error, node)`` in this (the driver's) process once
-per episode, as each finishes, in completion order. A worker process that dies is retried
-once: the local pool runs each episode that was in flight when it broke again, alone, in a
-fresh one-worker pool (so a death there is that episode's own; an episode queued but not yet
-started when another killed the pool runs there for the first time); Ray retries the task
-itself (``max_retries=1``). An episode that raises is not retried: its error is delivered.
+per episode, as each finishes, in completion order. An episode whose worker process dies is
+retried once. The local pool does not say which worker died: it fails every episode in flight
+and ends its other workers. So each episode writes a marker file when it starts; after a break,
+one that had not started is queued again, as new, and one that had runs again alone, in a
+fresh one-worker pool, where a death is its own (:func:`after_a_broken_pool`). Ray retries the
+task itself (``max_retries=1``). An episode that raises is not retried: its error is
+delivered.
 
 Ray is imported only by the Ray backend. It listens on every interface whatever it is told
 (measured, see README "Run on a cluster"), so starting a local Ray is refused unless this
@@ -22,10 +24,12 @@ import os
 import signal
 import socket
 import sys
+import tempfile
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from itertools import chain
+from pathlib import Path
 from typing import Any
 
 from sg_search.ros_env import multi_machine
@@ -61,14 +65,14 @@ def run_pool(episode: Episode, seeds: Iterable[int], workers: int, deliver: Deli
     queue = iter(seeds)
     crashed: list[int] = []
     unstarted: list[int] = []
-    with _pool(workers) as pool:
+    with tempfile.TemporaryDirectory(prefix="sg-search-pool-") as markers, _pool(workers) as pool:
         running: dict[Future[dict[str, Any]], int] = {}
         broken = False
         try:
             while True:
                 while not broken and len(running) < workers and (seed := next(queue, None)) is not None:
                     try:
-                        running[pool.submit(episode, seed)] = seed
+                        running[pool.submit(_run_marked, episode, markers, seed)] = seed
                     except BrokenProcessPool:  # broke before we read the future that says so
                         broken = True
                         unstarted.append(seed)
@@ -87,19 +91,47 @@ def run_pool(episode: Episode, seeds: Iterable[int], workers: int, deliver: Deli
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
-    if broken:
-        for seed in crashed:  # alone, in a fresh pool: a second death is this episode's
-            with _pool(1) as retry:
-                try:
-                    result = retry.submit(episode, seed).result()
-                except BrokenProcessPool:
-                    deliver(seed, None, DIED_TWICE, node)
-                    continue
-                except Exception as exc:
-                    deliver(seed, None, _describe(exc), node)
-                    continue
-            deliver(seed, result, None, node)
-        run_pool(episode, chain(unstarted, queue), workers, deliver)  # what was never started
+        started = {seed for seed in crashed if (Path(markers) / str(seed)).exists()}
+    if not broken:
+        return
+    requeue, tries = after_a_broken_pool(crashed, started)
+    for seed, n in tries.items():
+        _run_alone(episode, seed, n, deliver, node)
+    run_pool(episode, chain(unstarted, requeue, queue), workers, deliver)  # what was never started
+
+
+def after_a_broken_pool(crashed: list[int], started: set[int]) -> tuple[list[int], dict[int, int]]:
+    """Given the episodes a broken pool failed (``crashed``) and those of them that had started,
+    the ones to queue again as new, and how often each other one may run alone while its
+    worker dies. One of the started ones killed the pool; when several had started, which one
+    is not known, so none is charged with that death (two tries alone); when one had, it is
+    charged (one). When none had, the pool could not run anything: each gets one try alone."""
+    if not started:
+        return [], dict.fromkeys(crashed, 1)
+    tries = 1 if len(started) == 1 else 2
+    return [s for s in crashed if s not in started], {s: tries for s in crashed if s in started}
+
+
+def _run_marked(episode: Episode, markers: str, seed: int) -> dict[str, Any]:
+    """In a pool worker: mark ``seed`` started (a file in ``markers``), then run it."""
+    (Path(markers) / str(seed)).touch()
+    return episode(seed)
+
+
+def _run_alone(episode: Episode, seed: int, tries: int, deliver: Deliver, node: str) -> None:
+    """``seed`` in a fresh one-worker pool, again while its worker dies, at most ``tries`` times."""
+    for _ in range(tries):
+        with _pool(1) as alone:
+            try:
+                result = alone.submit(episode, seed).result()
+            except BrokenProcessPool:
+                continue
+            except Exception as exc:
+                deliver(seed, None, _describe(exc), node)
+                return
+        deliver(seed, result, None, node)
+        return
+    deliver(seed, None, DIED_TWICE, node)
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:

@@ -134,7 +134,7 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
         """Start the clock for each goal that has ended while its result is still asked for."""
         now = time.monotonic()
         with self._lock:
-            awaited = {bytes(goal_id.uuid) for goal_id in self._result_sequence_number_to_goal_id.values()}
+            awaited = self._awaited_goals()
             for status in status_list:
                 goal = bytes(status.goal_info.goal_id.uuid)
                 if goal in awaited and status.status in _ENDED:
@@ -145,13 +145,15 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
         ``RESEND_S`` of its end (or of the last request); its waiters' future is kept."""
         now = time.monotonic()
         with self._lock:
-            awaited = {bytes(goal_id.uuid) for goal_id in self._result_sequence_number_to_goal_id.values()}
+            if not self._ended_unanswered:
+                return
+            awaited = self._awaited_goals()
             for goal in self._ended_unanswered.keys() - awaited:  # answered, or given up by its waiter
                 del self._ended_unanswered[goal]
+            due = {goal: since for goal, since in self._ended_unanswered.items() if now - since >= RESEND_S}
             for sequence, goal_id in list(self._result_sequence_number_to_goal_id.items()):
                 goal = bytes(goal_id.uuid)
-                since = self._ended_unanswered.get(goal)
-                if since is None or now - since < RESEND_S:
+                if goal not in due:
                     continue
                 future = self._pending_result_requests.pop(sequence)
                 del self._result_sequence_number_to_goal_id[sequence]
@@ -159,13 +161,15 @@ class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]
                 again = self._client_handle.send_result_request(request)
                 self._pending_result_requests[again] = future
                 self._result_sequence_number_to_goal_id[again] = goal_id
+                self._ended_unanswered[goal] = now
                 self._node.get_logger().warning(
-                    f"{self._action_name}: no result {now - since:.1f} s after goal {goal.hex()[:8]} ended "
-                    "or its result was last asked for (a lost response); asking for it again"
+                    f"{self._action_name}: no result {now - due[goal]:.1f} s after goal {goal.hex()[:8]} "
+                    "ended or its result was last asked for (a lost response); asking for it again"
                 )
-            for goal, since in self._ended_unanswered.items():
-                if now - since >= RESEND_S:
-                    self._ended_unanswered[goal] = now
+
+    def _awaited_goals(self) -> set[bytes]:
+        """Ids of the goals whose result is asked for and has not come (call under the lock)."""
+        return {bytes(goal_id.uuid) for goal_id in self._result_sequence_number_to_goal_id.values()}
 
     def _adopt(self, status: GoalStatus, request: Future) -> None:  # type: ignore[type-arg]
         """Answer the goal ``request`` from the server's ``status`` of its goal, which runs or

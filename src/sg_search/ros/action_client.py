@@ -40,6 +40,8 @@ from rclpy.action import ActionClient as _RclpyActionClient
 from rclpy.action.client import ClientGoalHandle
 from rclpy.task import Future
 
+from sg_search.ros.futures import RESEND_S
+
 _RUN_OR_RAN = frozenset(
     {
         GoalStatus.STATUS_EXECUTING,
@@ -52,10 +54,6 @@ _RUN_OR_RAN = frozenset(
 """Goal states that prove a goal was accepted and executed (ACCEPTED alone does not: a goal
 whose response could not be sent stays ACCEPTED and never runs)."""
 _ENDED = frozenset({GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_CANCELED, GoalStatus.STATUS_ABORTED})
-
-RESEND_S = 2.0
-"""Seconds without a goal response before the goal is sent again (20 times the 100 ms a Fast
-DDS server waits for the client's response reader, well above a loaded machine's discovery)."""
 
 
 class ActionClient(_RclpyActionClient):  # type: ignore[type-arg]

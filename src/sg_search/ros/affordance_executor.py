@@ -42,7 +42,7 @@ from sg_search.planning.navigator import turn_towards
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.action_client import ActionClient
 from sg_search.ros.conversions import fronts_to_msg, point_to_msg
-from sg_search.ros.futures import goal_failure, wait_future
+from sg_search.ros.futures import call_with_resend, goal_failure, wait_future
 from sg_search.ros.graph_mirror import GraphMirror
 from sg_search.ros.liveliness import AliveWatch, announce_alive
 from sg_search.ros.params import declare_config
@@ -279,7 +279,7 @@ class AffordanceExecutorNode(Node):
         if not client.wait_for_service(timeout_sec=self.config.server_wait_s):
             return SkillResult(False, message=f"no {verb} service", code=ExecutorError.UNAVAILABLE)
         request = SetContainer.Request(node_id=node.id, point=Point(x=centre[0], y=centre[1], z=centre[2]))
-        response = wait_future(client.call_async(request), self.config.service_timeout_s)
+        response = call_with_resend(client, request, self.config.service_timeout_s)
         if response is None:
             return SkillResult(False, message=f"{verb} {node.id}: no answer", code=ExecutorError.TIMEOUT)
         if not response.success:
@@ -379,9 +379,7 @@ class AffordanceExecutorNode(Node):
         if not self._set_state.wait_for_service(timeout_sec=self.config.server_wait_s):
             self.get_logger().warning(f"scene graph server not available: {node_id} stays as it was")
             return
-        response = wait_future(
-            self._set_state.call_async(SetNodeState.Request(node_id=node_id, state=int(state))),
-            self.config.service_timeout_s,
-        )
+        request = SetNodeState.Request(node_id=node_id, state=int(state))
+        response = call_with_resend(self._set_state, request, self.config.service_timeout_s)
         if response is None or not response.success:
             self.get_logger().warning(f"set_state {node_id}: {response.message if response else 'no answer'}")

@@ -4,10 +4,16 @@ of a single-threaded executor: it would deadlock)."""
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 from action_msgs.msg import GoalStatus
+from rclpy.client import Client
 from rclpy.task import Future
+
+RESEND_S = 2.0
+"""Seconds without a response before a request is sent again (20 times the 100 ms a Fast DDS
+server waits for the client's response reader, well above a loaded machine's discovery)."""
 
 
 def wait_future(future: Future, timeout_s: float) -> Any | None:
@@ -17,6 +23,32 @@ def wait_future(future: Future, timeout_s: float) -> Any | None:
     if not done.wait(timeout_s):
         return None
     return future.result()
+
+
+def call_with_resend(
+    client: Client, request: Any, timeout_s: float, resend_s: float = RESEND_S
+) -> Any | None:
+    """The response to a service ``request`` that may be repeated without harm (open what is
+    open, set a state, read), sent again every ``resend_s`` seconds until one answer comes; None
+    after ``timeout_s`` seconds. Fast DDS drops a response when the client's response reader has
+    not matched yet (ros2/rmw_fastrtps#842): waited for once, that lost answer cost the whole
+    timeout and left the caller not knowing whether the request was carried out."""
+    deadline = time.monotonic() + timeout_s
+    answered = threading.Event()
+    sent: list[Future] = []  # type: ignore[type-arg]
+    try:
+        while True:
+            future = client.call_async(request)
+            future.add_done_callback(lambda _: answered.set())
+            sent.append(future)
+            if answered.wait(min(resend_s, max(0.0, deadline - time.monotonic()))):
+                return next(f for f in sent if f.done()).result()
+            if time.monotonic() >= deadline:
+                return None
+    finally:
+        for future in sent:
+            if not future.done():
+                client.remove_pending_request(future)
 
 
 def goal_failure(response: Any, what: str) -> str:

@@ -16,7 +16,7 @@ from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
 from sg_search.ros.demo import DemoOptions  # noqa: E402
-from sg_search.ros.futures import wait_future  # noqa: E402
+from sg_search.ros.futures import call_with_resend  # noqa: E402
 from sg_search.ros.runner import EXECUTOR_THREADS, shut_down  # noqa: E402
 from sg_search.ros.search_client import SearchClient, TaskResult  # noqa: E402
 
@@ -133,7 +133,7 @@ def graph(action: str, text: str, kind: str, namespace: str) -> int:
             if not client.wait_for_service(timeout_sec=10.0):
                 print("[graph] no scene_graph server found")
                 return 3
-            response = wait_future(client.call_async(request), 10.0)
+            response = call_with_resend(client, request, 10.0)
             if response is None:
                 print("[graph] no answer")
                 return 3

@@ -44,7 +44,7 @@ from sg_search.planning.navigator import NavError, Navigator
 from sg_search.planning.stall import StallDetector, point_ahead
 from sg_search.planning.viewpoints import approach_goal
 from sg_search.ros.conversions import fronts_from_msg, update_from_msg
-from sg_search.ros.futures import wait_future
+from sg_search.ros.futures import call_with_resend
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
 from sg_search.ros.liveliness import AliveWatch, announce_alive
 from sg_search.ros.params import declare_config
@@ -289,7 +289,7 @@ class FrontierPlanner(Node):
             raise GoalError(
                 NavigateTo.Result.UNKNOWN_NODE, "scene graph server not available to resolve node ids"
             )
-        response = wait_future(self._graph_client.call_async(GetSceneGraph.Request()), 10.0)
+        response = call_with_resend(self._graph_client, GetSceneGraph.Request(), 10.0)
         if response is None:
             raise GoalError(
                 NavigateTo.Result.UNKNOWN, f"the scene graph server did not answer for {node_id!r}"

@@ -10,7 +10,7 @@ from sg_search_interfaces.msg import SceneGraphUpdate
 from sg_search_interfaces.srv import GetSceneGraph
 
 from sg_search.ros.conversions import update_from_msg
-from sg_search.ros.futures import wait_future
+from sg_search.ros.futures import call_with_resend
 from sg_search.ros.scene_graph_server import UPDATES_QOS
 from sg_search.scene_graph import SceneGraph, SequenceGapError
 
@@ -83,7 +83,7 @@ class GraphMirror:
         ``timeout_s`` [s]; the stream still keeps the copy current then."""
         if not self._client.wait_for_service(timeout_sec=timeout_s):
             return False
-        response = wait_future(self._client.call_async(GetSceneGraph.Request(since_sequence=0)), timeout_s)
+        response = call_with_resend(self._client, GetSceneGraph.Request(since_sequence=0), timeout_s)
         if response is None:
             return False
         try:

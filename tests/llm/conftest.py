@@ -60,7 +60,8 @@ def episode_params(base_url: str, cache: Path, **client: Any) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def local_model() -> Iterator[str]:
     """The base URL of SmolLM2-135M-Instruct (the default model): one server for both modules
-    that use it (each start loads and de-quantises the model: 15-35 s on 2 busy cores)."""
+    that use it (a start converts the GGUF file, 40-60 s on 2 busy cores, unless the model cache
+    holds the converted copy, about 1 s)."""
     yield from _serve("smollm2-135m-instruct")
 
 

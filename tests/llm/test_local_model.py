@@ -14,6 +14,8 @@ from conftest import episode_params
 
 from sg_search.bench.symbolic import run_episode
 from sg_search.llm import ChatClient, LlmConfig
+from sg_search.llm.converted import load_model
+from sg_search.llm.local_models import local_model
 from sg_search.sim.episodes import make_episodes
 
 REASONERS = ("sgnav", "msgnav", "sgrwr", "navgpt", "moma-llm", "godhs")
@@ -49,3 +51,31 @@ def test_every_llm_reasoner_completes_an_episode_within_its_budget(local_model: 
             assert row["llm_calls"] >= 1 and row["llm_prompt_tokens"] > 0, name
         if row["llm_fallbacks"]:
             assert "decided" in row["explanation"] or row["SR"] == 1.0, name
+
+
+def test_the_converted_copy_holds_the_same_weights_and_answers_the_same(tmp_path: Path) -> None:
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # beside the other worker's tests, as the model servers
+    try:
+        gguf = local_model("smollm2-135m-instruct").locate()
+        tokenizer, from_gguf, converted = load_model(gguf, tmp_path)
+        assert not converted and len(list((tmp_path / "converted").iterdir())) == 1
+        tokenizer_again, from_copy, converted = load_model(gguf, tmp_path)
+        assert converted
+        weights, copied = from_gguf.state_dict(), from_copy.state_dict()
+        assert weights.keys() == copied.keys()
+        assert all(torch.equal(weights[k], copied[k]) for k in weights)
+        answers = []
+        for tok, model in ((tokenizer, from_gguf), (tokenizer_again, from_copy)):
+            messages = [{"role": "user", "content": "Where is a passport kept at home?"}]
+            encoded = tok.apply_chat_template(
+                messages, add_generation_prompt=True, return_tensors="pt", return_dict=True
+            )
+            with torch.no_grad():
+                out = model.generate(**encoded, max_new_tokens=16, do_sample=False)
+            answers.append(tok.decode(out[0, encoded["input_ids"].shape[1] :]))
+        assert answers[0] == answers[1] and answers[0].strip()
+    finally:
+        torch.set_num_threads(threads)

@@ -3,7 +3,8 @@
 ``sg-search llm serve [--model NAME]`` serves one of the models PyPI packages ship
 (:mod:`sg_search.llm.local_models`: SmolLM2-135M-Instruct by default, or Gemma 3 270M) on
 127.0.0.1, through transformers (which reads GGUF with the ``gguf`` package and de-quantises
-it; 15-40 s to load, then 13-22 tokens per second on two CPU cores). It answers
+it: 40-150 s to load the first time, about 1-10 s from the converted copy it keeps, see
+:mod:`sg_search.llm.converted`; then 13-22 tokens per second on two CPU cores). It answers
 ``POST /v1/chat/completions`` (greedy decoding at temperature 0, so answers repeat) and
 ``GET /v1/models``, which lists the model and the constraints it enforces.
 
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -37,17 +39,21 @@ from sg_search.llm.constrained import (
     GrammarCompiler,
     constraint_of,
 )
-from sg_search.llm.local_models import DEFAULT_MODEL, LocalModel, local_model
+from sg_search.llm.converted import load_model
+from sg_search.llm.local_models import DEFAULT_MODEL, LocalModel, local_model, model_cache_dir
 
 
 class GgufChatModel:
     """A GGUF chat model through transformers on the CPU; one generation at a time."""
 
-    def __init__(self, spec: LocalModel, path: Path | None = None, threads: int = 2) -> None:
-        """``path`` overrides the packaged file (same architecture and chat format)."""
+    def __init__(
+        self, spec: LocalModel, path: Path | None = None, threads: int = 2, keep_converted: bool = True
+    ) -> None:
+        """``path`` overrides the packaged file (same architecture and chat format);
+        ``keep_converted``: load from, or keep, the converted copy in the model cache folder
+        (:mod:`sg_search.llm.converted`)."""
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
         from transformers.utils import logging
 
         hf_logging: Any = logging
@@ -57,11 +63,12 @@ class GgufChatModel:
         self._torch = torch
         self.name = spec.name
         path = path or spec.locate()
-        self.tokenizer: Any = AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name)
+        # float32 on the CPU (de-quantised), from the converted copy after the first load
+        cache_root = model_cache_dir() if keep_converted else None
+        self.tokenizer, loaded, self.from_converted = load_model(path, cache_root)
         if spec.chat_template:
             self.tokenizer.chat_template = spec.chat_template
-        loaded: Any = AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name)
-        self.model: Any = loaded.eval()  # float32 on the CPU (de-quantised)
+        self.model: Any = loaded
         self.context_tokens = int(getattr(loaded.config, "max_position_embeddings", 8192) or 8192)
         tokenizer: Any = self.tokenizer
         stops = [int(tokenizer.convert_tokens_to_ids(t)) for t in spec.stop_tokens]
@@ -202,7 +209,10 @@ def make_server(model: GgufChatModel, port: int = 0, host: str = "127.0.0.1") ->
 def serve(port: int, model: str = DEFAULT_MODEL, model_file: str = "", threads: int = 2) -> None:
     """Load packaged model ``model`` (or ``model_file`` in its format) and serve until
     interrupted; prints the base URL once ready."""
+    start = time.perf_counter()
     loaded = GgufChatModel(local_model(model), Path(model_file) if model_file else None, threads)
+    source = "its converted copy" if loaded.from_converted else "its GGUF file"
+    print(f"loaded {loaded.name} from {source} in {time.perf_counter() - start:.1f} s", file=sys.stderr)
     server = make_server(loaded, port)
     print(f"serving {loaded.name} at http://127.0.0.1:{server.server_address[1]}/v1", flush=True)
     try:

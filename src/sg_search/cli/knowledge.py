@@ -40,6 +40,12 @@ def add_parsers(sub: Any) -> None:
     train.add_argument(
         "--members", type=int, default=0, help="MLPs per head (default 1); their mean log-odds is the score"
     )
+    train.add_argument(
+        "--threads",
+        type=int,
+        default=0,
+        help="torch threads (default 1: the shipped weights; another count trains other weights)",
+    )
 
     knowledge = sub.add_parser("knowledge", help="score pairs with the distilled knowledge")
     kn = knowledge.add_subparsers(dest="knowledge_command", required=True, metavar="ACTION")
@@ -118,6 +124,8 @@ def _train(args: argparse.Namespace) -> int:
         config = replace(config, epochs=args.epochs)
     if args.members:
         config = replace(config, members=args.members)
+    if args.threads:
+        config = replace(config, threads=args.threads)
     metadata = train(args.data or default_data_dir(), args.out, config)
     shipped = json.loads((default_data_dir() / METADATA_FILE).read_text())["validation"]
     print(f"trained in {metadata['train_seconds']:.0f} s -> {args.out}")

@@ -11,8 +11,10 @@ positives and its ranking negatives: other holders of its rooms).
 Each head is an ensemble of ``members`` MLPs that differ only in their seed (initial weights and
 batch order); they are trained in lockstep, so the per-epoch ranking is the ensemble's, and each
 member's own final metrics are kept beside the ensemble's to show the spread between seeds.
-Seeded and single-process deterministic: a re-run reproduces the shipped
-metrics within float noise.
+Seeded and deterministic for a given number of torch threads: a re-run with ``threads`` 1 (the
+default) reproduces the shipped weights bit for bit. Another thread count sums floats in another
+order, and 20 epochs grow that into other weights (two threads: bddl holder top-3 0.621 against
+the shipped 0.636; docs/BENCHMARKS.md, knowledge, "session 61").
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class TrainConfig:
         seed: torch and shuffling seed of the first member; member ``m`` uses ``seed + m``.
         members: MLPs per head whose log-odds are averaged (the shipped weights: 1; ten cut the
             spread between training seeds, docs/BENCHMARKS.md, knowledge, "session 29").
+        threads: torch threads while training (the weights depend on it; the shipped: 1).
     """
 
     hidden: tuple[int, int] = (256, 64)
@@ -65,6 +68,7 @@ class TrainConfig:
     val_fraction: float = 0.1
     seed: int = 0
     members: int = 1
+    threads: int = 1
 
 
 def is_validation(obj: str, fraction: float) -> bool:
@@ -174,12 +178,23 @@ def _as_mlp(net: Any) -> Mlp:
 
 
 def train(data_dir: Path, out_dir: Path, config: TrainConfig | None = None) -> dict[str, Any]:
-    """Train both heads from ``data_dir/{containment,cooccurrence}.jsonl``; write the weights and
-    metadata into ``out_dir``; returns the metadata (validation metrics included)."""
+    """Train both heads from ``data_dir/{containment,cooccurrence}.jsonl`` on ``config.threads``
+    torch threads (the process's count is restored after); write the weights and metadata into
+    ``out_dir``; returns the metadata (validation metrics included)."""
     import torch
 
     config = config or TrainConfig()
-    torch.set_num_threads(max(1, torch.get_num_threads()))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(config.threads)
+    try:
+        return _train(data_dir, out_dir, config)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _train(data_dir: Path, out_dir: Path, config: TrainConfig) -> dict[str, Any]:
+    import torch
+
     encoder = SentenceEncoder()
     start = time.perf_counter()
     heads: dict[str, Ensemble] = {}

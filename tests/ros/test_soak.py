@@ -45,12 +45,12 @@ def test_five_searches_in_a_row_end_within_budget_and_leak_no_threads_or_descrip
 def test_an_open_directory_is_a_scan_not_a_held_descriptor(tmp_path: Path) -> None:
     """The soak's descriptor count leaves out open directories (an import walking a package
     mid-sample) and counts an open file."""
-    before = process_stats(os.getpid())["fds"]
+    before = process_stats([os.getpid()])[0]["fds"]
     directory = os.open(tmp_path, os.O_RDONLY)
     try:
-        assert process_stats(os.getpid())["fds"] == before
+        assert process_stats([os.getpid()])[0]["fds"] == before
         with (tmp_path / "held").open("w"):
-            assert process_stats(os.getpid())["fds"] == before + 1
+            assert process_stats([os.getpid()])[0]["fds"] == before + 1
     finally:
         os.close(directory)
 

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from sg_search.config import default_params_file, package_share
@@ -64,28 +65,26 @@ class NodeProcess:
 HELD_FOR_S = 0.25  # [s] a descriptor is held when it is open in two readings this far apart
 
 
-def process_stats(pid: int) -> dict[str, float]:
-    """Resident memory [MB], threads and held file descriptors (:func:`held_descriptors`) of a
-    running process (Linux /proc)."""
+def process_stats(pids: Sequence[int]) -> list[dict[str, float]]:
+    """Resident memory [MB], threads and held file descriptors of running processes (Linux
+    /proc), one dict per pid. A descriptor is held when it is open, with the same target, in two
+    readings ``HELD_FOR_S`` apart (one wait for all the processes). What a process only passes
+    through is left out: a file an import or a model load reads (the graph server's knowledge
+    model reads over 2,000 files in 13 s, each open for milliseconds) and an open directory (an
+    import walking a package). A leaked descriptor stays, and is counted."""
+    first = [_open_files(pid) for pid in pids]
+    time.sleep(HELD_FOR_S)
+    return [
+        {**_memory_and_threads(pid), "fds": float(len(held_in_both(before, _open_files(pid))))}
+        for pid, before in zip(pids, first, strict=True)
+    ]
+
+
+def _memory_and_threads(pid: int) -> dict[str, float]:
     status = dict(
         line.split(":", 1) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if ":" in line
     )
-    return {
-        "rss_mb": int(status["VmRSS"].split()[0]) / 1024.0,
-        "threads": float(int(status["Threads"])),
-        "fds": float(len(held_descriptors(pid))),
-    }
-
-
-def held_descriptors(pid: int) -> dict[str, str]:
-    """Descriptor number -> target (``/proc/PID/fd`` links) of what a running process holds:
-    open, with the same target, in two readings ``HELD_FOR_S`` apart. What a process only
-    passes through is left out: a file an import or a model load reads (the graph server's
-    knowledge model reads over 2,000 files in 13 s, each open for milliseconds) and an open
-    directory (an import walking a package). A leaked descriptor stays, and is counted."""
-    first = _open_files(pid)
-    time.sleep(HELD_FOR_S)
-    return held_in_both(first, _open_files(pid))
+    return {"rss_mb": int(status["VmRSS"].split()[0]) / 1024.0, "threads": float(int(status["Threads"]))}
 
 
 def held_in_both(first: dict[str, str], second: dict[str, str]) -> dict[str, str]:

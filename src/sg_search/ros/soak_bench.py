@@ -87,12 +87,10 @@ def _call(node: Any, srv: Any, name: str, request: Any, timeout_s: float) -> Any
 
 
 def _sample(procs: dict[str, NodeProcess]) -> dict[str, dict[str, float]]:
-    stats = {}
     for name, proc in procs.items():
         if proc.process.poll() is not None:
             raise RuntimeError(f"{name} exited during the soak:\n{proc.output_so_far()[-2000:]}")
-        stats[name] = process_stats(proc.process.pid)
-    return stats
+    return dict(zip(procs, process_stats([p.process.pid for p in procs.values()]), strict=True))
 
 
 def soak_searches(
@@ -187,7 +185,7 @@ def soak_frames(frames: int) -> list[dict[str, Any]]:
                     publish(index, [ObjectInstance(marker[0], "marker", 0.9, (50.0, 50.0, 0.5))])
                     latency = 1e3 * (time.monotonic() - sent) if arrived.wait(10.0) else float("nan")
                     rows.append(
-                        {"frames": index + 1, "latency_ms": latency, **process_stats(server.process.pid)}
+                        {"frames": index + 1, "latency_ms": latency, **process_stats([server.process.pid])[0]}
                     )
     finally:
         server.stop()

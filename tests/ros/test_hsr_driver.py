@@ -4,6 +4,7 @@ the cmd_vel dead-man."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import time
@@ -47,18 +48,34 @@ class Robot:
     def __init__(self, node: Node) -> None:
         self.node = node
         self.states: list[dict[str, Any]] = []
-        node.create_subscription(
-            String, "/fake_hsr/state", lambda m: self.states.append(json.loads(m.data)), 10
-        )
+        self.arrivals: list[float] = []  # [s, time.monotonic] of each state message
+        node.create_subscription(String, "/fake_hsr/state", self._on_state, 10)
         self.client = ActionClient(node, OpenContainer, "open_container")
         self.estop = node.create_publisher(Bool, "emergency_stop", LATCHED)
         self.cmd_vel = node.create_publisher(Twist, "cmd_vel", 10)
         self.feedback: list[str] = []
         assert wait_for(lambda: bool(self.states) and self.client.server_is_ready(), timeout=60.0)
 
+    def _on_state(self, message: String) -> None:
+        self.states.append(json.loads(message.data))
+        self.arrivals.append(time.monotonic())
+
     @property
     def state(self) -> dict[str, Any]:
         return self.states[-1]
+
+    def stream_since(self, first: int) -> str:
+        """The fake's state stream from message ``first`` on, for a failed goal's message:
+        whether the simulator paused or the base stood still."""
+        times, bases = self.arrivals[first:], [s["base"] for s in self.states[first:]]
+        if len(times) < 2:
+            return f"{len(times)} state messages"
+        recent = [b for b, t in zip(bases, times, strict=True) if t >= times[-1] - 5.0]
+        return (
+            f"{len(times)} state messages over {times[-1] - times[0]:.1f} s, largest gap "
+            f"{max(b - a for a, b in itertools.pairwise(times)):.2f} s; the base moved "
+            f"{math.dist(recent[0][:2], recent[-1][:2]):.3f} m in the last 5 s; last base {bases[-1]}"
+        )
 
     def open(self, category: str, handle: tuple[float, float, float], yaw: float, **goal: Any) -> Any:
         """Send an open goal; returns the goal handle (accepted)."""
@@ -112,8 +129,10 @@ def test_opens_a_drawer_and_a_hinged_door(start_node: Any, ros_node: Node) -> No
 
     assert wait_for(head_at_goal, 10.0), robot.state["joints"]
 
+    first = len(robot.states)
     result = robot.result(robot.open("drawer", (1.2, 0.0, 0.7), math.pi))
-    assert result.error_code == OpenContainer.Result.SUCCESS, result.error_msg
+    ok = result.error_code == OpenContainer.Result.SUCCESS
+    assert ok, f"{result.error_msg}; {robot.stream_since(first)}"
     assert abs(result.opened - 0.30) < 0.03
 
     def open_and_released() -> bool:  # the state stream, like the head's, may lag the result
@@ -127,8 +146,10 @@ def test_opens_a_drawer_and_a_hinged_door(start_node: Any, ros_node: Node) -> No
     assert wait_for(open_and_released, 10.0), robot.state
     assert robot.feedback[:2] == ["look", "pre_grasp"] and "pull" in robot.feedback
 
+    first = len(robot.states)
     result = robot.result(robot.open("wardrobe", (0.0, 1.2, 0.9), -math.pi / 2))  # 75 degrees, hinge left
-    assert result.error_code == OpenContainer.Result.SUCCESS, result.error_msg
+    ok = result.error_code == OpenContainer.Result.SUCCESS
+    assert ok, f"{result.error_msg}; {robot.stream_since(first)}"
     assert abs(robot.state["opened"]["door_0"] - math.radians(75)) < 0.1
     assert robot.state["opened"]["drawer_0"] > 0.25  # untouched
 

@@ -1,6 +1,7 @@
 """The HSR's opening sequence in the core, on the HSR test double's simulator in simulated
 time (no DDS): a drawer and a hinged door open; a missed grasp, a handle out of reach, a
-cancel and an emergency stop end with their codes and a stopped base."""
+cancel and an emergency stop end with their codes and a stopped base; odometry that is late
+or stops holds the base still."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ class SimulatedHsr:
 
     def base_pose(self) -> Pose2D:
         return self.robot.pose
+
+    def base_pose_received(self) -> float:
+        return self.t
 
     def joints(self) -> dict[str, float]:
         return dict(self.robot.joints)
@@ -133,3 +137,60 @@ def test_no_odometry_at_all_is_a_transform_failure_after_the_timeout() -> None:
     with pytest.raises(SkillAbort, match=r"no odometry within 10\.0 s") as failed:
         _skills(hsr).look_at((0.0, 1.0, 1.0))
     assert failed.value.code == SkillError.TRANSFORM_FAILED and hsr.t >= HsrDriverConfig().odom_wait_s
+
+
+class OdometryGap(SimulatedHsr):
+    """The fake HSR whose odometry stops arriving for ``gap_s`` [s] once the pull has begun
+    (the base itself keeps obeying its last command)."""
+
+    def __init__(self, gap_s: float) -> None:
+        super().__init__([DRAWER])
+        self.gap_s = gap_s
+        self.gap: tuple[float, float] | None = None  # [start, end) in simulated seconds
+        self.commands_in_gap: list[tuple[float, tuple[float, float, float]]] = []  # (odometry age, twist)
+        self.last: tuple[Pose2D, float] = (self.robot.pose, 0.0)
+
+    def start_gap(self) -> None:
+        if self.gap is None:
+            self.gap = (self.t, self.t + self.gap_s)
+
+    def _in_gap(self) -> bool:
+        return self.gap is not None and self.gap[0] <= self.t < self.gap[1]
+
+    def base_pose(self) -> Pose2D:
+        if not self._in_gap():
+            self.last = (self.robot.pose, self.t)
+        return self.last[0]
+
+    def base_pose_received(self) -> float:
+        return self.last[1]
+
+    def command_base(self, vx: float, vy: float, wz: float) -> None:
+        super().command_base(vx, vy, wz)
+        if self._in_gap():
+            self.commands_in_gap.append((self.t - self.last[1], (vx, vy, wz)))
+
+
+def test_the_base_is_held_still_while_odometry_is_stale_and_drives_on_when_it_returns() -> None:
+    hsr = OdometryGap(gap_s=2.0)
+    stale_s = HsrDriverConfig().odom_stale_s
+    opened = _skills(hsr).open(
+        (1.2, 0.0, 0.7), math.pi, OpeningMotion(opening="drawer", pull_m=0.3),
+        lambda step, _: hsr.start_gap() if step == "pull" else None,
+    )  # fmt: skip
+    assert opened == pytest.approx(0.3, abs=0.03)  # finished after the gap
+    blind = [twist for age, twist in hsr.commands_in_gap if age > stale_s]
+    assert len(blind) > 10 and all(twist == (0.0, 0.0, 0.0) for twist in blind)
+    assert any(twist != (0.0, 0.0, 0.0) for age, twist in hsr.commands_in_gap if age <= stale_s)
+
+
+def test_odometry_that_never_returns_times_out_naming_its_age() -> None:
+    hsr = OdometryGap(gap_s=math.inf)
+    with pytest.raises(SkillAbort, match=r"latest odometry \d+\.\d+ s old") as failed:
+        _skills(hsr).open(
+            (1.2, 0.0, 0.7), math.pi, OpeningMotion(opening="drawer", pull_m=0.3),
+            lambda step, _: hsr.start_gap() if step == "pull" else None,
+        )  # fmt: skip
+    assert failed.value.code == SkillError.TIMEOUT and failed.value.step == "pull"
+    assert hsr.robot.twist == (0.0, 0.0, 0.0)
+    assert hsr.robot.targets["hand_motor_joint"] == HsrDriverConfig().gripper_open  # lets go

@@ -74,6 +74,7 @@ class HsrDriver(Node):
         self.pose: tuple[float, float, float] | None = None
         self.joints: dict[str, float] = {}
         self._joints_stamp = 0.0
+        self._odom_received = -math.inf
         self.estop = False
         self._skill = threading.Lock()
         self._last_cmd = 0.0
@@ -106,6 +107,7 @@ class HsrDriver(Node):
     def _on_odom(self, msg: Odometry) -> None:
         p = msg.pose.pose
         self.pose = (p.position.x, p.position.y, _yaw(p.orientation))
+        self._odom_received = time.monotonic()
 
     def _on_joints(self, msg: JointState) -> None:
         self.joints.update(zip(msg.name, (float(v) for v in msg.position), strict=False))
@@ -143,6 +145,10 @@ class HsrDriver(Node):
     def base_pose(self) -> tuple[float, float, float] | None:
         """The base in ``odom`` from odometry."""
         return self.pose
+
+    def base_pose_received(self) -> float:
+        """When the latest odometry arrived [s, time.monotonic]; -inf before the first."""
+        return self._odom_received
 
     def joint_positions(self) -> dict[str, float]:
         """The latest joint positions."""
@@ -261,6 +267,9 @@ class _Hardware:
 
     def base_pose(self) -> tuple[float, float, float] | None:
         return self.node.base_pose()
+
+    def base_pose_received(self) -> float:
+        return self.node.base_pose_received()
 
     def joints(self) -> dict[str, float]:
         return self.node.joint_positions()

@@ -62,6 +62,10 @@ class HsrHardware(Protocol):
         """The base in ``odom`` (odometry), or None before the first message."""
         ...
 
+    def base_pose_received(self) -> float:
+        """When the latest odometry arrived [s, :meth:`now`'s clock]; -inf before the first."""
+        ...
+
     def joints(self) -> Mapping[str, float]:
         """The latest joint positions by name [rad or m]."""
         ...
@@ -141,7 +145,9 @@ class HsrSkills:
 
     def drive_to(self, step: str, goal: Pose2D, timeout: float, through: bool = False) -> None:
         """Drive the omni base to ``goal`` and stop there; ``through``: a waypoint passed within
-        three times the tolerances, without stopping. The base is stopped on any abort."""
+        three times the tolerances, without stopping. While the latest odometry is older than
+        ``odom_stale_s`` the base is held still (it is never driven blind) and drives on when
+        odometry returns, within ``timeout``. The base is stopped on any abort."""
         c = self.config
         scale = 3.0 if through else 1.0
         deadline = self.hw.now() + timeout
@@ -154,13 +160,18 @@ class HsrSkills:
                     and abs(math.remainder(goal[2] - pose[2], math.tau)) <= c.heading_tolerance_rad * scale
                 ):
                     break
+                odometry_age = self.hw.now() - self.hw.base_pose_received()
                 if self.hw.now() > deadline:
                     raise SkillAbort(
                         SkillError.TIMEOUT, step,
                         f"{step}: base still {math.dist(pose[:2], goal[:2]):.2f} m from its goal "
-                        f"after {timeout:.1f} s",
+                        f"after {timeout:.1f} s (latest odometry {odometry_age:.2f} s old)",
                     )  # fmt: skip
-                self.hw.command_base(*base_twist_towards(pose, goal, c.max_linear_mps, c.max_angular_rps))
+                if odometry_age > c.odom_stale_s:
+                    self.hw.command_base(0.0, 0.0, 0.0)
+                else:
+                    twist = base_twist_towards(pose, goal, c.max_linear_mps, c.max_angular_rps)
+                    self.hw.command_base(*twist)
                 self.hw.sleep(1.0 / c.control_rate_hz)
         except BaseException:
             self.hw.command_base(0.0, 0.0, 0.0)

@@ -88,3 +88,15 @@ def test_a_bathroom_with_cabinets_and_counters_is_named_a_bathroom() -> None:
     seen += ["bottom cabinet no top", "bottom cabinet no top", "towel rack"]
     _, names = knowledge_map_rooms().segment([(c, (2.0, 2.0)) for c in seen], free, spec)
     assert names == {1: "bathroom"}
+
+
+def test_a_model_loaded_now_counts_at_the_first_naming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "answers.yaml"
+    path.write_text(ANSWERS)
+    model = LearnedModelDouble()
+    monkeypatch.setattr(KnowledgeModel, "load_default", staticmethod(lambda: model))
+    rooms = knowledge_map_rooms(answers=load_answers(path), background=True, load_now=True)
+    assert model.asked  # loaded (and its encoder warmed by one query) before any naming
+    assert rooms.containment(["kitchen", "bathroom"], ["milk", "lamp"]).tolist() == [0.9, 0.3]

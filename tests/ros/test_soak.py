@@ -28,13 +28,11 @@ def test_five_searches_in_a_row_end_within_budget_and_leak_no_threads_or_descrip
     outcomes = [(r["status"], SearchError(r["error_code"]).name, round(r["wall_s"], 1)) for r in rows]
     # the unicorn: its budget
     assert all(r["error_code"] == SearchError.TIMEOUT for r in rows[1::2]), outcomes
-    # Threads are counted from after one search of each kind: a search that meets a name the
-    # written answers do not hold (the unicorn's) starts loading the graph server's knowledge
-    # model in the background (under load it is still loading searches later), whose torch pools
-    # add 5 threads at its first encode, besides rclpy's executor, which starts its
-    # EXECUTOR_THREADS workers on demand (CI once saw the server go 27 -> 35 -> 35 -> 36 -> 36;
-    # the 50-search soak levels off at +10). A leak grows with every search. Descriptors are
-    # those held (process_stats): the load's passing reads of 2,000 files are not.
+    # Threads are counted from after one search of each kind: rclpy's executor starts its
+    # EXECUTOR_THREADS workers on demand (CI once saw the server go 27 -> 35 -> 35 -> 36 -> 36,
+    # when its knowledge model still loaded at the first unicorn; the soak now loads it as the
+    # server starts). A leak grows with every search. Descriptors are those held
+    # (process_stats): passing reads (an import's) are not.
     for name in STACK:
         threads = [r["nodes"][name]["threads"] for r in rows]
         fds = [r["nodes"][name]["fds"] for r in rows]

@@ -100,7 +100,9 @@ class SceneGraphServer(Node):
             # the learned model loads in the background: a map callback waiting for it would
             # hold up a shutdown past its deadline (room_naming's docstring)
             params = declare_config(self, RoomSegmentationParams, "rooms")
-            self._rooms = knowledge_map_rooms(params=params, background=True)
+            self._rooms = knowledge_map_rooms(
+                params=params, background=True, load_now=self.config.knowledge_at_start
+            )
             self.create_subscription(
                 OccupancyGrid,
                 "map",

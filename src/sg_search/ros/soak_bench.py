@@ -42,7 +42,9 @@ STACK: dict[str, tuple[str, ...]] = {
         ),
     ),
     "perception": SIM,
-    "scene_graph_server": SIM,
+    # The learned room knowledge loads before the first search, so that every sample holds
+    # its threads (torch's pools); in the background it could finish searches later.
+    "scene_graph_server": (*SIM, "-p", "knowledge_at_start:=true"),
     "frontier_planner": SIM,
     "affordance_executor": (*SIM, "-p", "server_wait_s:=5.0"),
     # Verification off: the soak is about what repeats (goals, actions, graph updates, images)

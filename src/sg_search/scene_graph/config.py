@@ -42,6 +42,7 @@ class SceneGraphServerConfig:
     sandbox_memory_mb: int = 1024
     sandbox_max_concurrent: int = 2
     rooms_from_map: bool = True
+    knowledge_at_start: bool = False
     rooms_period_s: float = 5.0
     llm_edges: bool = False
     llm_edges_period_s: float = 5.0

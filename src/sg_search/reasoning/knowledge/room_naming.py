@@ -14,7 +14,8 @@ The model is loaded when a name the answers do not hold is first scored. A host 
 wait for that (the scene-graph server: the load imports transformers, 5 s on this machine and
 over 10 s under load, and a map callback that waits holds up the node's shutdown until it is
 killed, its last snapshot unsaved) loads it in the background: until it is loaded, those names
-are not known yet, and count from the next naming on.
+are not known yet, and count from the next naming on. A host may also load it as it starts
+(``load_now``; the server's ``knowledge_at_start``), so that the first search meets it loaded.
 """
 
 from __future__ import annotations
@@ -46,15 +47,19 @@ def knowledge_map_rooms(
     answers: Answers | None = None,
     params: RoomSegmentationParams | None = None,
     background: bool = False,
+    load_now: bool = False,
 ) -> MapRooms:
     """Room types of the distilled ``answers`` (default: the shipped ones); p(object in room)
     as they state it, else from ``knowledge`` (default: the shipped model, loaded when the first
     name the answers do not hold is scored; with ``background``, in a thread that no naming
-    waits for: NaN until it is loaded); segmentation and naming by ``params`` (default: the
-    dataclass's, which config/sg_search.yaml holds)."""
+    waits for: NaN until it is loaded; with ``load_now``, here, before this returns);
+    segmentation and naming by ``params`` (default: the dataclass's, which
+    config/sg_search.yaml holds)."""
     answers = answers or shipped_answers()
     written = written_rooms(answers)
-    learned = _LearnedModel(knowledge, background)
+    learned = _LearnedModel(knowledge, background and not load_now)
+    if load_now:
+        learned.get()
 
     def containment(rooms: Sequence[str], objects: Sequence[str]) -> Sequence[float]:
         scores = [0.0] * len(rooms)
@@ -92,7 +97,7 @@ class _LearnedModel:
     def get(self) -> KnowledgeModel | None:
         """The model, or None while it loads in the background."""
         if self._model is None and not self._background:
-            self._model = KnowledgeModel.load_default()
+            self._model = _load_warm()
         elif self._model is None and self._loader is None:
             self._loader = threading.Thread(target=self._load, name="knowledge-model-load", daemon=True)
             self._loader.start()
@@ -102,9 +107,15 @@ class _LearnedModel:
 
     def _load(self) -> None:
         try:
-            model = KnowledgeModel.load_default()
-            model.containment(["kitchen"], ["cup"])  # its sentence encoder loads on first use
+            model = _load_warm()
         except Exception as exc:  # handed to the caller of get
             self._error = exc
         else:
             self._model = model
+
+
+def _load_warm() -> KnowledgeModel:
+    """The shipped model with its sentence encoder loaded (that happens at the first query)."""
+    model = KnowledgeModel.load_default()
+    model.containment(["kitchen"], ["cup"])
+    return model

@@ -5,7 +5,8 @@
 The driver's relative topics are remapped onto the HSR's: base cmd_vel and wheel odometry of
 the omni base, the head/arm/gripper trajectory controllers, /joint_states. The planner's
 `cmd_vel` goes through the driver (velocity limits, dead-man, emergency stop on
-`emergency_stop`). With fake:=true the fake_hsr test double stands in for the robot.
+`emergency_stop`). With fake:=true the fake_hsr test double stands in for the robot, and the
+driver runs on its simulated clock (use_sim_time).
 """
 
 import os
@@ -35,7 +36,8 @@ def generate_launch_description() -> LaunchDescription:
                 executable="hsr_driver",
                 name="hsr_driver",
                 namespace=namespace,
-                parameters=[params],
+                # on the fake's simulated /clock when it stands in for the robot
+                parameters=[params, {"use_sim_time": LaunchConfiguration("fake")}],
                 remappings=[
                     ("base_cmd_vel", "/omni_base_controller/cmd_vel"),
                     ("odom", "/omni_base_controller/wheel_odom"),

@@ -7,6 +7,8 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
+import signal
 import time
 from typing import Any
 
@@ -35,11 +37,16 @@ REMAPS = (
 )  # fmt: skip
 
 
-def start_robot(start_node: Any, containers: list[dict[str, Any]], *driver_params: str) -> None:
-    start_node("fake_hsr", "-p", f"containers:='{json.dumps(containers)}'")  # a YAML string, not a list
+def start_robot(start_node: Any, containers: list[dict[str, Any]], *driver_params: str) -> Any:
+    """The fake (returned) and the driver; the driver on the fake's simulated clock
+    (``use_sim_time``), so a fake starved of CPU beside the other worker's tests does not run
+    the driver's timeouts out."""
+    fake = start_node("fake_hsr", "-p", f"containers:='{json.dumps(containers)}'")  # a YAML string
     start_node(
-        "hsr_driver", *REMAPS, "-p", "max_linear_mps:=0.4", "-p", "max_angular_rps:=1.0", *driver_params
-    )
+        "hsr_driver", *REMAPS, "-p", "use_sim_time:=true", "-p", "max_linear_mps:=0.4",
+        "-p", "max_angular_rps:=1.0", *driver_params,
+    )  # fmt: skip
+    return fake
 
 
 class Robot:
@@ -152,6 +159,26 @@ def test_opens_a_drawer_and_a_hinged_door(start_node: Any, ros_node: Node) -> No
     assert ok, f"{result.error_msg}; {robot.stream_since(first)}"
     assert abs(robot.state["opened"]["door_0"] - math.radians(75)) < 0.1
     assert robot.state["opened"]["drawer_0"] > 0.25  # untouched
+
+
+def test_a_paused_simulator_pauses_the_drivers_clock(start_node: Any, ros_node: Node) -> None:
+    """The fake stopped (SIGSTOP) mid-pull for longer than the pull's time limit: on the fake's
+    clock the pull waits for it and the drawer opens; on the wall clock it would time out."""
+    fake = start_robot(
+        start_node, [{"id": "drawer_0", "opening": "drawer", "handle": [0.9, 0.0, 0.7], "yaw": math.pi}],
+        "-p", "pull_timeout_s:=5.0",
+    )  # fmt: skip
+    robot = Robot(ros_node)
+    goal = robot.open("drawer", (0.9, 0.0, 0.7), math.pi)
+    assert wait_for(lambda: "pull" in robot.feedback, timeout=60.0), f"feedback so far: {robot.feedback}"
+    os.kill(fake.process.pid, signal.SIGSTOP)
+    try:
+        time.sleep(6.0)  # the pause (wall clock), longer than pull_timeout_s
+    finally:
+        os.kill(fake.process.pid, signal.SIGCONT)
+    result = robot.result(goal)
+    assert result.error_code == OpenContainer.Result.SUCCESS, result.error_msg
+    assert abs(result.opened - 0.30) < 0.03
 
 
 def test_cancel_estop_timeout_missed_grasp_and_dead_man(start_node: Any, ros_node: Node) -> None:

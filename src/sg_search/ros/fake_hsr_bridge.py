@@ -7,6 +7,10 @@ base_footprint (map -> odom identity); ``/head_trajectory_controller``,
 ``/arm_trajectory_controller`` and ``/gripper_controller`` ``/joint_trajectory`` topics set
 joint targets; ``/joint_states``; ``/fake_hsr/state`` (std_msgs/String JSON): base pose, held
 container, openings. Parameter ``containers``: a JSON list (see the simulator's docstring).
+
+Its time is simulated: each tick advances it 1/``rate_hz`` s from the wall time at start, on
+``/clock`` and in every stamp. A driver with ``use_sim_time`` counts its timeouts in it, so a
+simulator starved of CPU (a loaded test machine) slows the driver's clock with its own.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ import numpy as np
 from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
+from rclpy.time import Time
+from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
@@ -51,6 +57,8 @@ class FakeHsr(Node):
         self._odom = self.create_publisher(Odometry, "/omni_base_controller/wheel_odom", 10)
         self._joints = self.create_publisher(JointState, "/joint_states", 10)
         self._state = self.create_publisher(String, "/fake_hsr/state", 10)
+        self._sim_clock = self.create_publisher(Clock, "/clock", 10)
+        self._now_ns = self.get_clock().now().nanoseconds  # simulated time [ns]
         self.create_subscription(Twist, "/omni_base_controller/cmd_vel", self._on_twist, CMD_VEL_QOS)
         for controller in ("head_trajectory_controller", "arm_trajectory_controller", "gripper_controller"):
             self.create_subscription(
@@ -69,10 +77,12 @@ class FakeHsr(Node):
 
     def _tick(self) -> None:
         self.robot.tick(1.0 / self.rate)
+        self._now_ns += round(1e9 / self.rate)
+        self._sim_clock.publish(Clock(clock=Time(nanoseconds=self._now_ns).to_msg()))
         self._publish()
 
     def _publish(self) -> None:
-        stamp = self.get_clock().now()
+        stamp = Time(nanoseconds=self._now_ns)
         x, y, yaw = self.robot.pose
         odom = Odometry()
         odom.header.stamp, odom.header.frame_id, odom.child_frame_id = (

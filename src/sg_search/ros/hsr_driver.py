@@ -15,8 +15,9 @@ handle, raise the arm to its height with the hand forward and the gripper open, 
 omni base to a pre-grasp pose and forward onto the handle, close the gripper (a gripper that
 closes fully held nothing: GRASP_FAILED), drive the base along the drawer's line or the
 door's arc (per-category motions, config/hsr_open_motions.yaml) so the hand pulls the
-handle, open the gripper and back off. Every step has a timeout; cancel stops the base and
-releases; an emergency stop stops the base and holds everything else as it is. The
+handle, open the gripper and back off. Every step has a timeout, in seconds of the node's
+clock under ``use_sim_time`` (a simulator's ``/clock``), else of the monotonic clock; cancel
+stops the base and releases; an emergency stop stops the base and holds everything else as it is. The
 gripper is driven by a joint trajectory on ``hand_motor_joint`` (positions
 ``gripper_open``/``gripper_closed``); an HSR set up with only the effort-based
 ``grasp`` action (tmc_control_msgs) needs a small adapter to that action (not done here).
@@ -75,6 +76,7 @@ class HsrDriver(Node):
         self.joints: dict[str, float] = {}
         self._joints_stamp = 0.0
         self._odom_received = -math.inf
+        self._sim_time = bool(self.get_parameter("use_sim_time").value)
         self.estop = False
         self._skill = threading.Lock()
         self._last_cmd = 0.0
@@ -107,7 +109,7 @@ class HsrDriver(Node):
     def _on_odom(self, msg: Odometry) -> None:
         p = msg.pose.pose
         self.pose = (p.position.x, p.position.y, _yaw(p.orientation))
-        self._odom_received = time.monotonic()
+        self._odom_received = self.clock_s()
 
     def _on_joints(self, msg: JointState) -> None:
         self.joints.update(zip(msg.name, (float(v) for v in msg.position), strict=False))
@@ -146,8 +148,12 @@ class HsrDriver(Node):
         """The base in ``odom`` from odometry."""
         return self.pose
 
+    def clock_s(self) -> float:
+        """The skills' clock [s]: the node's (``/clock``) under ``use_sim_time``, else monotonic."""
+        return self.get_clock().now().nanoseconds * 1e-9 if self._sim_time else time.monotonic()
+
     def base_pose_received(self) -> float:
-        """When the latest odometry arrived [s, time.monotonic]; -inf before the first."""
+        """When the latest odometry arrived [s, :meth:`clock_s`]; -inf before the first."""
         return self._odom_received
 
     def joint_positions(self) -> dict[str, float]:
@@ -260,7 +266,8 @@ class HsrDriver(Node):
 
 
 class _Hardware:
-    """The driver node as :class:`~sg_search.skills.opening.HsrHardware` (wall clock)."""
+    """The driver node as :class:`~sg_search.skills.opening.HsrHardware` (its clock: the node's
+    ``clock_s``; a control period is slept on the wall clock)."""
 
     def __init__(self, node: HsrDriver) -> None:
         self.node = node
@@ -284,7 +291,7 @@ class _Hardware:
         self.node.command_joints(names, positions, seconds)
 
     def now(self) -> float:
-        return time.monotonic()
+        return self.node.clock_s()
 
     def sleep(self, seconds: float) -> None:
         time.sleep(seconds)

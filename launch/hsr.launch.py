@@ -1,12 +1,13 @@
 """The HSR driver on a Toyota HSR's ROS 2 interfaces (or on the fake_hsr test double).
 
-    ros2 launch sg_search hsr.launch.py [namespace:=...] [params_file:=...] [fake:=false]
+    ros2 launch sg_search hsr.launch.py [namespace:=...] [params_file:=...] [fake:=false] [use_sim_time:=...]
 
 The driver's relative topics are remapped onto the HSR's: base cmd_vel and wheel odometry of
 the omni base, the head/arm/gripper trajectory controllers, /joint_states. The planner's
 `cmd_vel` goes through the driver (velocity limits, dead-man, emergency stop on
 `emergency_stop`). With fake:=true the fake_hsr test double stands in for the robot, and the
-driver runs on its simulated clock (use_sim_time).
+driver runs on its simulated clock (use_sim_time, which defaults to fake; set it true for a
+simulated HSR that publishes /clock, e.g. in Gazebo).
 """
 
 import os
@@ -31,13 +32,17 @@ def generate_launch_description() -> LaunchDescription:
             DeclareLaunchArgument(
                 "fake", default_value="false", description="start the fake_hsr test double"
             ),
+            DeclareLaunchArgument(
+                "use_sim_time",
+                default_value=LaunchConfiguration("fake"),
+                description="the driver's timeouts on /clock (a simulated HSR's; default: fake)",
+            ),
             Node(
                 package="sg_search",
                 executable="hsr_driver",
                 name="hsr_driver",
                 namespace=namespace,
-                # on the fake's simulated /clock when it stands in for the robot
-                parameters=[params, {"use_sim_time": LaunchConfiguration("fake")}],
+                parameters=[params, {"use_sim_time": LaunchConfiguration("use_sim_time")}],
                 remappings=[
                     ("base_cmd_vel", "/omni_base_controller/cmd_vel"),
                     ("odom", "/omni_base_controller/wheel_odom"),

@@ -160,8 +160,9 @@ class HsrSkills:
                     and abs(math.remainder(goal[2] - pose[2], math.tau)) <= c.heading_tolerance_rad * scale
                 ):
                     break
-                odometry_age = self.hw.now() - self.hw.base_pose_received()
-                if self.hw.now() > deadline:
+                now = self.hw.now()
+                odometry_age = now - self.hw.base_pose_received()
+                if now > deadline:
                     raise SkillAbort(
                         SkillError.TIMEOUT, step,
                         f"{step}: base still {math.dist(pose[:2], goal[:2]):.2f} m from its goal "

@@ -4,9 +4,11 @@ Liveliness comes from DDS (``sg_search.ros.liveliness``), not from pings."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import signal
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from geometry_msgs.msg import Twist
 from nav_msgs.msg import Odometry
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rosgraph_msgs.msg import Clock
 from sg_search_interfaces.srv import GetSceneGraph
 from std_srvs.srv import Trigger
 from test_search_robustness import SIM, STARTUP_S, _start_stack, stack_args, wait_for_search
@@ -103,10 +106,27 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
     procs = _start_stack(start_node, snapshot)
     odom: list[Odometry] = []
     commands: list[Twist] = []
+    # (monotonic s, speed) of each message; the simulator's clock tells a stalled simulator
+    # from odometry that does not arrive
+    arrivals: dict[str, list[tuple[float, float]]] = {"odom": [], "cmd_vel": [], "/clock": []}
+
+    def heard(messages: list[Any], topic: str, speed: Callable[[Any], float]) -> Callable[[Any], None]:
+        def on_message(msg: Any) -> None:
+            messages.append(msg)
+            arrivals[topic].append((time.monotonic(), speed(msg)))
+
+        return on_message
+
     ros_node.create_subscription(
-        Odometry, "odom", odom.append, QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+        Odometry,
+        "odom",
+        heard(odom, "odom", lambda m: math.hypot(m.twist.twist.linear.x, m.twist.twist.angular.z)),
+        QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT),
     )
-    ros_node.create_subscription(Twist, "cmd_vel", commands.append, 10)
+    ros_node.create_subscription(
+        Twist, "cmd_vel", heard(commands, "cmd_vel", lambda m: math.hypot(m.linear.x, m.angular.z)), 10
+    )
+    ros_node.create_subscription(Clock, "/clock", heard([], "/clock", lambda _: 0.0), 10)
     search = SearchClient(ros_node)
     wait_for_search(ros_node, search)
 
@@ -128,11 +148,15 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
         procs[name].process.send_signal(signal.SIGKILL)
         killed = time.monotonic()
         procs[name].process.wait(REAP_S)  # dead: no save can follow this read
+        reaped = time.monotonic()
         saved = len(load_snapshot(snapshot).nodes()) if snapshot.exists() else 0  # at most 10 s old
         if name == "sim_bridge":  # the base itself is gone; its commander must stop too
             assert wait_for(lambda: _still(commands[-1]), STOP_S + 0.5), "the planner kept commanding"
         else:
-            assert wait_for(lambda: not _moving(odom), STOP_S + 0.5), f"the base kept driving ({name})"
+            assert wait_for(lambda: not _moving(odom), STOP_S + 0.5), (
+                f"the base kept driving ({name}): {_timeline(arrivals, killed, reaped, search)}"
+            )
+        print(f"after {name}'s death: {_timeline(arrivals, killed, reaped, search)}")
         assert search.wait(30.0), f"the search did not end after {name} died"
         endings[name] = time.monotonic() - killed
         result = search.result()
@@ -160,6 +184,26 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
     assert search.wait(500.0), "the search after the restarts did not end"
     assert search.status() == TaskResult.SUCCEEDED, search.result()
     print("search ended after the death of " + ", ".join(f"{n}: {s:.1f} s" for n, s in endings.items()))
+
+
+def _timeline(
+    arrivals: dict[str, list[tuple[float, float]]], killed: float, reaped: float, search: SearchClient
+) -> str:
+    """What the base and its commander did after a node's death, in seconds after the kill."""
+    parts = [f"reaped at {reaped - killed:.2f} s"]
+    for topic, heard in arrivals.items():
+        times = [killed, *(t for t, _ in heard if t >= killed)]
+        gap = max(b - a for a, b in itertools.pairwise([*times, time.monotonic()]))  # to now
+        moving = [t - killed for t, v in heard if t >= killed and v > 1e-6]
+        still = [t - killed for t, v in heard if t >= killed and v <= 1e-6]
+        last_moving = f"{moving[-1]:.2f} s" if moving else "-"
+        first_still = f"{still[0]:.2f} s" if still else "-"
+        parts.append(
+            f"{topic}: {len(times) - 1} heard (largest gap {gap:.2f} s), moving last at {last_moving}, "
+            f"still at {first_still}"
+        )
+    parts.append(f"search phases {[f.phase for f in search.feedback][-8:]}, result {search.result()}")
+    return "; ".join(parts)
 
 
 def _still(command: Twist) -> bool:

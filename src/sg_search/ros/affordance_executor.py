@@ -207,6 +207,7 @@ class AffordanceExecutorNode(Node):
         deadline = time.monotonic() + timeout_s
         while not future.done():
             if self._canceled():
+                self.get_logger().info(f"canceling the {what}'s goal")
                 wait_future(handle.cancel_goal_async(), 2.0)
                 return wait_future(future, 5.0)
             if not client.server_is_ready():

@@ -366,6 +366,7 @@ class FrontierPlanner(Node):
             self.get_logger().error(f"{sender.name} died during the navigation: the base is stopped")
             outcome = replace(outcome, message=f"stopped: {sender.name}, which sent the goal, died")
         if outcome.code == NavError.CANCELED:
+            self.get_logger().info(f"navigation canceled after {outcome.path_length:.2f} m: the base stops")
             handle.canceled()
         elif outcome.success:
             handle.succeed()

@@ -278,6 +278,9 @@ class RosWorld:
                         False, message="the affordance executor stopped answering", fatal=True
                     )
                 if lapsed := self.sensing.dead():  # stop the base now, not when the action ends
+                    self.sensing.node.get_logger().warning(
+                        f"{', '.join(lapsed)} lost: stopping the action on {candidate.node_id}"
+                    )
                     self.stop()
                     wait_future(future, 5.0)
                     return self._lapse(lapsed)

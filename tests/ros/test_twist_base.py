@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import wait_for
 from geometry_msgs.msg import Twist
 from rclpy.node import Node
 
@@ -97,3 +98,45 @@ def test_a_turn_that_a_slow_simulator_plays_ends_within_its_simulated_timeout(ro
     finally:
         done.set()
         thread.join()
+
+
+def test_a_halt_stops_the_base_at_once_and_holds_it_until_a_resume(ros_node: Node) -> None:
+    """A goal's cancel halts the base from another thread while the control loop runs on: the
+    zero goes out at once and no command that moves follows it; the stall detector does not take
+    the halted base for a blocked one; after a resume commands go out as given."""
+    heard: list[float] = []
+    ros_node.create_subscription(Twist, "cmd_vel_halt", lambda m: heard.append(m.linear.x), 1000)
+    blocked: list[Pose2D] = []
+    tf = TransformBuffer()
+    tf.set_transform("map", "base_link", 0.0, Transform(np.array([1.0, 2.0, 0.0])), static=True)
+    base = TwistBase(tf, ros_node.create_publisher(Twist, "cmd_vel_halt", 1000), "map", "base_link", PERIOD_S,
+                     StallDetector(window_s=WINDOW_S), blocked.append)  # fmt: skip
+    forward = Command(0.3, 0.0, FollowStatus.ACTIVE)
+    stop = threading.Event()
+    sent = [0]
+
+    def control_loop() -> None:
+        while not stop.is_set():
+            base.command(forward)
+            sent[0] += 1
+
+    assert base.command(forward)  # before the loop: the first command moves
+    loop = threading.Thread(target=control_loop, daemon=True)
+    loop.start()
+    try:
+        assert wait_for(lambda: len(heard) >= 3, 10.0)
+        base.halt()
+        halted_at = sent[0]
+        # the loop commands on for 2.5 stall windows, halted: all zero, no blockage
+        assert wait_for(lambda: sent[0] >= halted_at + int(2.5 * WINDOW_S / PERIOD_S), 10.0)
+    finally:
+        stop.set()
+        loop.join()
+    assert wait_for(lambda: len(heard) >= sent[0] + 2, 10.0)  # every command and the halt's zero
+    first_zero = heard.index(0.0)
+    assert heard[:first_zero] == [0.3] * first_zero and first_zero >= 3
+    assert set(heard[first_zero:]) == {0.0}, heard
+    assert blocked == []
+    base.resume()
+    assert base.command(forward)
+    assert wait_for(lambda: heard[-1] == 0.3, 10.0)

@@ -10,6 +10,7 @@ when it is restarted. Nothing is ever published on these topics.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from rclpy.duration import Duration
@@ -44,8 +45,10 @@ class AliveWatch:
     ``name`` watches nothing and is never lost (a parameter's way to turn the watch off).
     """
 
-    def __init__(self, node: Node, name: str) -> None:
+    def __init__(self, node: Node, name: str, on_lost: Callable[[], None] = lambda: None) -> None:
+        """``on_lost`` is called (on an executor thread) each time the node is lost."""
         self.name = name
+        self._on_lost = on_lost
         self._lock = threading.Lock()
         self._alive = 0
         self._seen = False
@@ -60,8 +63,11 @@ class AliveWatch:
 
     def _on_liveliness(self, info: QoSLivelinessChangedInfo) -> None:
         with self._lock:
+            lost = self._alive > 0 and info.alive_count == 0  # the moment of the loss
             self._alive = int(info.alive_count)
             self._seen = self._seen or self._alive > 0
+        if lost:
+            self._on_lost()
 
     @property
     def alive(self) -> bool:

@@ -135,9 +135,12 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
         return len(reply.update.nodes)
 
     nodes_in_graph()
-    watches = {
-        name: AliveWatch(ros_node, name) for name in ("perception", "scene_graph_server", "sim_bridge")
-    }
+    lost_at: dict[str, float] = {}  # [s, monotonic] when this process's watch saw each loss
+
+    def watch(name: str) -> AliveWatch:
+        return AliveWatch(ros_node, name, on_lost=lambda: lost_at.setdefault(name, time.monotonic()))
+
+    watches = {name: watch(name) for name in ("perception", "scene_graph_server", "sim_bridge")}
     endings: dict[str, float] = {}
     for name in ("perception", "scene_graph_server", "sim_bridge"):
         search.feedback.clear()
@@ -154,9 +157,10 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
             assert wait_for(lambda: _still(commands[-1]), STOP_S + 0.5), "the planner kept commanding"
         else:
             assert wait_for(lambda: not _moving(odom), STOP_S + 0.5), (
-                f"the base kept driving ({name}): {_timeline(arrivals, killed, reaped, search)}"
+                f"the base kept driving ({name}): "
+                f"{_timeline(arrivals, killed, reaped, lost_at.get(name), search)}"
             )
-        print(f"after {name}'s death: {_timeline(arrivals, killed, reaped, search)}")
+        print(f"after {name}'s death: {_timeline(arrivals, killed, reaped, lost_at.get(name), search)}")
         assert search.wait(30.0), f"the search did not end after {name} died"
         endings[name] = time.monotonic() - killed
         result = search.result()
@@ -187,10 +191,16 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
 
 
 def _timeline(
-    arrivals: dict[str, list[tuple[float, float]]], killed: float, reaped: float, search: SearchClient
+    arrivals: dict[str, list[tuple[float, float]]],
+    killed: float,
+    reaped: float,
+    lost_at: float | None,
+    search: SearchClient,
 ) -> str:
-    """What the base and its commander did after a node's death, in seconds after the kill."""
-    parts = [f"reaped at {reaped - killed:.2f} s"]
+    """What the base and its commander did after a node's death, in seconds after the kill (a
+    loss the test's own watch saw early and the reasoner's log did not points into the reasoner)."""
+    seen = f"{lost_at - killed:.2f} s" if lost_at is not None else "not yet"
+    parts = [f"reaped at {reaped - killed:.2f} s", f"the test's watch saw the loss at {seen}"]
     for topic, heard in arrivals.items():
         times = [killed, *(t for t, _ in heard if t >= killed)]
         gap = max(b - a for a, b in itertools.pairwise([*times, time.monotonic()]))  # to now

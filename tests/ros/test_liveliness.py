@@ -1,7 +1,11 @@
 """A watch on a node's liveliness tells its owner of the loss as it happens (``on_lost``), so
-that a node driving the base for it stops at once instead of at its next look."""
+that a node driving the base for it stops at once instead of at its next look; a node that
+does not react can be asked what it is doing."""
 
 from __future__ import annotations
+
+import signal
+from typing import Any
 
 import pytest
 import rclpy
@@ -32,3 +36,16 @@ def test_the_loss_of_a_watched_node_is_told_once_per_loss(ros_node: Node) -> Non
     finally:
         watched.destroy_node()
         rclpy.shutdown(context=context)
+
+
+def test_a_node_prints_its_threads_stacks_on_sigusr1_and_runs_on(start_node: Any, ros_node: Node) -> None:
+    """What a node that does not react is doing, without stopping it: SIGUSR1's default action
+    would end the process."""
+    planner = start_node("frontier_planner")
+    watch = AliveWatch(ros_node, "frontier_planner")
+    assert wait_for(lambda: watch.alive, 60.0), planner.output_so_far()
+    planner.process.send_signal(signal.SIGUSR1)
+    printed = planner.output_so_far
+    assert wait_for(lambda: "most recent call first" in printed(), 10.0), printed()
+    assert "frontier_planner" in printed()  # the node's own frames are among them
+    assert planner.process.poll() is None and watch.alive

@@ -25,6 +25,7 @@ from test_search_robustness import SIM, STARTUP_S, _start_stack, stack_args, wai
 from test_stack_over_dds import call
 
 from sg_search.ros.liveliness import AliveWatch
+from sg_search.ros.processes import NodeProcess
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph.serialization import load_snapshot
 from sg_search.search import SearchError
@@ -156,7 +157,10 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
         if name == "sim_bridge":  # the base itself is gone; its commander must stop too
             assert wait_for(lambda: _still(commands[-1]), STOP_S + 0.5), "the planner kept commanding"
         else:
-            assert wait_for(lambda: not _moving(odom), STOP_S + 0.5), (
+            stopped = wait_for(lambda: not _moving(odom), STOP_S + 0.5)
+            if not stopped:  # what the nodes of the stop's chain are doing, printed with the failure
+                _dump_stacks([procs[n] for n in ("reasoner", "affordance_executor", "frontier_planner")])
+            assert stopped, (
                 f"the base kept driving ({name}): "
                 f"{_timeline(arrivals, killed, reaped, lost_at.get(name), search)}"
             )
@@ -214,6 +218,14 @@ def _timeline(
         )
     parts.append(f"search phases {[f.phase for f in search.feedback][-8:]}, result {search.result()}")
     return "; ".join(parts)
+
+
+def _dump_stacks(procs: list[NodeProcess]) -> None:
+    """Each node prints every thread's Python stack (SIGUSR1, ``sg_search.ros.runner``)."""
+    for proc in procs:
+        proc.process.send_signal(signal.SIGUSR1)
+    for proc in procs:
+        wait_for(lambda: "most recent call first" in proc.output_so_far(), 5.0)  # noqa: B023
 
 
 def _still(command: Twist) -> bool:

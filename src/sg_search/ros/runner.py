@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import faulthandler
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,7 +24,11 @@ EXECUTOR_THREADS = 8
 
 
 def spin_nodes(factories: Sequence[NodeFactory], args: Sequence[str] | None = None) -> int:
-    """Create the nodes, spin them on one MultiThreadedExecutor until shutdown; exit code."""
+    """Create the nodes, spin them on one MultiThreadedExecutor until shutdown; exit code.
+    ``kill -USR1 <pid>`` prints every thread's Python stack to stderr (also while a thread
+    holds the interpreter in a call into the middleware): what a node that does not react is
+    doing."""
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     rclpy.init(args=list(args) if args is not None else sys.argv)
     nodes: list[Node] = []
     executor = MultiThreadedExecutor(num_threads=EXECUTOR_THREADS)

@@ -35,6 +35,8 @@ STOP_S = 2.0  # the base is at rest this soon after a node dies
 # A SIGKILLed process is gone once the kernel has torn it down; the simulator's (a GL context,
 # ~1 GB mapped, a dozen threads) took over 2 s on 2 busy cores. A bound, not a sleep.
 REAP_S = 30.0
+# what stops the base after a sensing node dies, and the base itself
+CHAIN = ("reasoner", "affordance_executor", "frontier_planner", "sim_bridge")
 
 
 def _odometry(ros_node: Node) -> list[Odometry]:
@@ -158,8 +160,8 @@ def test_a_dead_sensing_node_ends_the_search_naming_it_and_a_restart_recovers(
             assert wait_for(lambda: _still(commands[-1]), STOP_S + 0.5), "the planner kept commanding"
         else:
             stopped = wait_for(lambda: not _moving(odom), STOP_S + 0.5)
-            if not stopped:  # what the nodes of the stop's chain are doing, printed with the failure
-                _dump_stacks([procs[n] for n in ("reasoner", "affordance_executor", "frontier_planner")])
+            if not stopped:  # what the stop's chain and the simulator do, printed with the failure
+                _dump_stacks([procs[n] for n in CHAIN])
             assert stopped, (
                 f"the base kept driving ({name}): "
                 f"{_timeline(arrivals, killed, reaped, lost_at.get(name), search)}"

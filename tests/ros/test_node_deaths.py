@@ -214,10 +214,8 @@ def _timeline(
         still = [t - killed for t, v in heard if t >= killed and v <= 1e-6]
         last_moving = f"{moving[-1]:.2f} s" if moving else "-"
         first_still = f"{still[0]:.2f} s" if still else "-"
-        parts.append(
-            f"{topic}: {len(times) - 1} heard (largest gap {gap:.2f} s), moving last at {last_moving}, "
-            f"still at {first_still}"
-        )
+        motion = f", moving last at {last_moving}, still at {first_still}" if topic != "/clock" else ""
+        parts.append(f"{topic}: {len(times) - 1} heard (largest gap {gap:.2f} s){motion}")
     parts.append(f"search phases {[f.phase for f in search.feedback][-8:]}, result {search.result()}")
     return "; ".join(parts)
 

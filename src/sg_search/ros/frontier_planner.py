@@ -258,7 +258,7 @@ class FrontierPlanner(Node):
             return self._drive(handle, result)
         finally:
             self._driving = None
-            self._cmd_pub.publish(Twist())
+            self.base.halt()  # every goal ends with the base stopped, through the one stop
             self._busy.release()
 
     def _on_cancel(self, handle: ServerGoalHandle) -> CancelResponse:

@@ -37,9 +37,9 @@ class RecordingSkills:
         self.calls.append(f"look {node.id}")
         return SkillResult(True)
 
-    def look_around(self) -> SkillResult:
-        self.calls.append("look around")
-        return self.navigation[0]
+    def look_around(self, level: bool = False) -> SkillResult:
+        self.calls.append("look around" + (" level" if level else ""))
+        return self.navigation[-1]
 
     def set_state(self, node: SceneNode, state: NodeState) -> None:
         self.states[node.id] = state
@@ -179,3 +179,16 @@ def test_look_around_needs_no_node_and_a_failed_turn_is_a_failed_navigation() ->
     failed = AffordanceExecutor(stuck).execute(Candidate("", SkillAffordance.LOOK_AROUND), SceneGraph())
     assert not failed.success and failed.code == ExecutorError.NAVIGATION_FAILED
     assert failed.message == "no transform"
+
+
+def test_a_look_around_in_a_room_drives_in_then_turns_with_the_head_level() -> None:
+    skills = RecordingSkills(navigation=[SkillResult(True, 4.0), SkillResult(True, 0.0)])
+    report = AffordanceExecutor(skills).execute(Candidate("kitchen", SkillAffordance.LOOK_AROUND), _graph())
+    assert report.success and report.path_length == 4.0
+    assert skills.calls == ["navigate kitchen explore", "look around level"] and not skills.states
+    shut = RecordingSkills(navigation=[SkillResult(False, 1.0, "no way over the map"), SkillResult(True)])
+    failed = AffordanceExecutor(shut).execute(Candidate("kitchen", SkillAffordance.LOOK_AROUND), _graph())
+    assert not failed.success and failed.code == ExecutorError.NAVIGATION_FAILED and failed.path_length == 1.0
+    assert shut.calls == ["navigate kitchen explore"]  # no turn where the base could not get in
+    refused = AffordanceExecutor(skills).execute(Candidate("cab", SkillAffordance.LOOK_AROUND), _graph())
+    assert not refused.success and refused.code == ExecutorError.NOT_AFFORDED

@@ -287,7 +287,7 @@ class CabinetSkills:
     def look(self, node: SceneNode) -> SkillResult:
         return SkillResult(True)
 
-    def look_around(self) -> SkillResult:
+    def look_around(self, level: bool = False) -> SkillResult:
         self.calls.append("look around")
         return SkillResult(True)
 

@@ -68,8 +68,9 @@ def search_episode(
 
 # What the robot's actions are spent on, from the search's phases (PHASES: the table's order).
 PHASES = ("look-around", "exploration", "navigation to objects", "opening", "verification")
-_PHASE_OF_STEP = {"look-around": "look-around", "navigate": "exploration", "inspect": "navigation to objects",
-                  "open": "opening", "close": "opening", "verify": "verification"}  # fmt: skip
+_PHASE_OF_STEP = {"look-around": "look-around", "navigate": "exploration", "sweep": "exploration",
+                  "inspect": "navigation to objects", "open": "opening", "close": "opening",
+                  "verify": "verification"}  # fmt: skip
 
 
 def _book_phase(env: EmbodiedEpisode, step: SearchStep) -> None:
@@ -118,6 +119,7 @@ def run_episode(
             "render_s": env.world.render_s,
             "decisions": float(outcome.steps),
             "false_positives_rejected": float(len(outcome.rejected_candidates)),
+            "rooms_swept": float(sum(step.phase == "sweep" for step in outcome.trace)),
             "frames": float(env.frames),
             **reasoner.stats(),
         }

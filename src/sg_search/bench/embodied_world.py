@@ -212,10 +212,21 @@ class EmbodiedEpisode:
                 self.frames, [i.as_object_instance() for i in update.confirmed], update.removed
             )
 
-    def look_around(self) -> SkillResult:
-        """A full turn in place (twelve 30-degree actions)."""
+    def look_around(self, level: bool = False) -> SkillResult:
+        """A full turn in place (twelve 30-degree actions); ``level``: the head aimed as the ROS
+        simulator's ``look_at`` aims it at a point ahead (executor ``level_look_*``), down
+        again after."""
+        if level:
+            x, y, yaw = self.world.pose
+            e, s = self.config.executor, self.config.sim
+            ahead = (x + e.level_look_ahead_m * math.cos(yaw), y + e.level_look_ahead_m * math.sin(yaw))
+            self.world.aim_head((*ahead, e.level_look_height_m), s.head_lift_max_m, s.look_down_min_rad)
         self.robot.look_around()
-        return SkillResult(True, message="turned a full turn in place")
+        if level:
+            self.world.set_pose(*self.world.pose, tilt=self.config.sim.camera_tilt_rad, lift=0.0)
+        return SkillResult(
+            True, message="turned a full turn in place" + (", the head level" if level else "")
+        )
 
     # ------------------------------------------------------------------ the world seam
     def graph(self) -> SceneGraph:

@@ -7,6 +7,7 @@ when no map is available); positions are in ``map``.
 from __future__ import annotations
 
 import abc
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
@@ -23,7 +24,9 @@ class SkillAffordance(IntEnum):
     OPEN = 2
     INSPECT = 3
     CLOSE = 4
-    LOOK_AROUND = 5  # no node (id ""): a full turn in place, the search's first action; never chosen
+    LOOK_AROUND = (
+        5  # a full turn: in place (no node, id ""; a search's first action) or in a room; never chosen
+    )
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,21 @@ class Reasoner(abc.ABC):
     @abc.abstractmethod
     def decide(self, observation: ReasonerInput) -> Decision:
         """Rank :func:`actionable_candidates` of the graph, best first."""
+
+    def rank_rooms(self, observation: ReasonerInput) -> tuple[Candidate, ...]:
+        """The graph's rooms as LOOK_AROUND candidates, best first, for a search that has
+        nothing left to do and looks around once more (``SearchParams.sweep_rooms``). This default
+        knows no room better than another: nearest first (the graph's distances [m], else
+        straight-line from the robot)."""
+        here = observation.robot_position
+
+        def distance(room: SceneNode) -> float:
+            if room.id in observation.distances:
+                return observation.distances[room.id]
+            return math.dist(room.position[:2], here[:2]) if here is not None else math.inf
+
+        rooms = sorted(observation.graph.rooms(), key=lambda r: (distance(r), r.id))
+        return tuple(Candidate(r.id, SkillAffordance.LOOK_AROUND, 0.0, distance(r), "nearest") for r in rooms)
 
     def reset(self, query: str) -> None:  # noqa: B027 - optional hook
         """Called when a new search starts (clear per-search memory)."""

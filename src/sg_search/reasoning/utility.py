@@ -27,7 +27,14 @@ from typing import Any
 import numpy as np
 
 from sg_search.config import from_params
-from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_nodes
+from sg_search.reasoning.base import (
+    Candidate,
+    Decision,
+    Reasoner,
+    ReasonerInput,
+    SkillAffordance,
+    actionable_nodes,
+)
 from sg_search.reasoning.knowledge.holder_prior import weigh
 from sg_search.reasoning.knowledge.names import query_text
 from sg_search.reasoning.registry import takes_params
@@ -205,6 +212,14 @@ class UtilityReasoner(Reasoner):
             if near.any():
                 out[f.id] = self.params.frontier_share * float(values[near].max())
         return out
+
+    def rank_rooms(self, observation: ReasonerInput) -> tuple[Candidate, ...]:
+        """The graph's rooms by their utility for the query (p(query in room); an unexplored
+        one ``room_default``), then nearest."""
+        rooms = observation.graph.rooms()
+        utilities = self.utilities(observation.graph, observation.query, rooms)
+        keyed = sorted((-utilities[r.id][0], observation.distances.get(r.id, FAR), r.id) for r in rooms)
+        return tuple(Candidate(i, SkillAffordance.LOOK_AROUND, -nu, d, utilities[i][1]) for nu, d, i in keyed)
 
     def decide(self, observation: ReasonerInput) -> Decision:
         """Margin selection: the nearest of the nodes within ``margin`` of the best utility."""

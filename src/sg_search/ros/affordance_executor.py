@@ -13,7 +13,8 @@ The policy (which skills, in which order, which node state afterwards) is the co
   ``observe_timeout_s``);
 - look around (LOOK_AROUND, no node): the base turns a full turn in place, a quarter at a time
   (cmd_vel, TF; each quarter at most ``look_timeout_s``), then waits for perception as a look
-  does;
+  does; in a room (the core drives there first) the head is first aimed over the room with
+  ``look_at`` (``level_look_*``);
 - node states go to the scene graph server's ``scene_graph/set_state``.
 
 A skill whose server is not running (or stops answering mid-goal: the planner died) ends the
@@ -309,21 +310,36 @@ class AffordanceExecutorNode(Node):
         """Point the camera at the node (head or base), then wait for perception to see it
         (module docstring)."""
         target = node.bbox.center if node.bbox is not None else node.position
-        if self._look_action.server_is_ready():
-            goal = LookAt.Goal()
-            goal.target.header.frame_id = self.config.map_frame
-            goal.target.point = point_to_msg(target)
-            try:
-                self._run_action(self._look_action, goal, self.config.look_timeout_s, "head")
-            except Unavailable as exc:
-                self.get_logger().warning(f"look_at: {exc}; turning the base instead")
-                self._turn_towards(target)
-        else:
+        if not self._head_at(target, "turning the base instead"):
             self._turn_towards(target)
         return self._perceived(f"looked at {node.id}")
 
-    def look_around(self) -> SkillResult:
-        """A full turn in place, a quarter at a time, then perception's frames (module docstring)."""
+    def _head_at(self, point: tuple[float, float, float], otherwise: str) -> bool:
+        """The ``look_at`` action aims the head at ``point`` (map); False where no driver offers
+        it or it failed (logged with what happens ``otherwise``)."""
+        if not self._look_action.server_is_ready():
+            return False
+        goal = LookAt.Goal()
+        goal.target.header.frame_id = self.config.map_frame
+        goal.target.point = point_to_msg(point)
+        try:
+            self._run_action(self._look_action, goal, self.config.look_timeout_s, "head")
+        except Unavailable as exc:
+            self.get_logger().warning(f"look_at: {exc}; {otherwise}")
+            return False
+        return True
+
+    def look_around(self, level: bool = False) -> SkillResult:
+        """A full turn in place, a quarter at a time, then perception's frames (module
+        docstring); ``level``: the head first aimed over the room, at a point
+        ``level_look_ahead_m`` ahead and ``level_look_height_m`` high (where a driver offers
+        ``look_at``; it stays there until the base drives on)."""
+        c = self.config
+        pose = base_pose(self.tf, c.map_frame, c.base_frame, c.tf_wait_s) if level else None
+        if pose is not None:
+            x, y, yaw = pose
+            ahead = (x + c.level_look_ahead_m * math.cos(yaw), y + c.level_look_ahead_m * math.sin(yaw))
+            self._head_at((*ahead, c.level_look_height_m), "the turn with the head as it is")
         why = self._turn(lambda pose: [pose[2] + quarter * math.pi / 2 for quarter in (1, 2, 3, 4)])
         if why:
             code = ExecutorError.CANCELED if self._canceled() else ExecutorError.NAVIGATION_FAILED

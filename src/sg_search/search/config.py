@@ -26,6 +26,7 @@ class ReasonerNodeConfig:
     settle_s: float = 15.0
     close_after_search: bool = True
     look_around: bool = True
+    sweep_rooms: bool = True
     verify: bool = True
     verify_threshold: float = 0.8
     verify_max_observations: int = 10
@@ -80,6 +81,7 @@ class ReasonerNodeConfig:
             settle_s=self.settle_s,
             close_after_search=self.close_after_search,
             look_around=self.look_around,
+            sweep_rooms=self.sweep_rooms,
         )
 
     def credibility(self) -> CredibilityParams:
@@ -116,6 +118,8 @@ class ExecutorNodeConfig:
     turn_speed_rps: float = 0.6
     heading_tolerance_rad: float = 0.25
     look_timeout_s: float = 15.0
+    level_look_ahead_m: float = 3.0
+    level_look_height_m: float = 1.2
     graph_wait_s: float = 5.0
     tf_wait_s: float = 5.0
     goal_sender: str = "reasoner"

@@ -14,7 +14,10 @@ closes only what it opened and looked into: it is not opened again). Navigation 
 ``navigation_retries`` times when the skill says a retry is safe (a re-plan); an open is tried
 again only where the skill says another side of the container is left (its estimated front was
 refused), from that side, ``open_sides`` sides in all. LOOK_AROUND (no node) turns the base a
-full turn in place: a search's first action, so that the first map is all around the base.
+full turn in place: a search's first action, so that the first map is all around the base;
+LOOK_AROUND on a room drives into the room and turns there with the camera level (what a
+search does before it gives up: the walls and what hangs high on them, which a camera pitched
+at the floor passes under).
 
 The skills themselves are injected: the in-process simulator world's
 (:mod:`sg_search.bench.embodied_world`) or the ROS node's (planner action, simulator services
@@ -79,8 +82,10 @@ class Skills(Protocol):
         """Point the camera at the node and let perception observe it."""
         ...
 
-    def look_around(self) -> SkillResult:
-        """Turn a full turn in place where the base stands, perception observing."""
+    def look_around(self, level: bool = False) -> SkillResult:
+        """Turn a full turn in place where the base stands, perception observing; ``level``:
+        with the head aimed over the room (at a point ``level_look_ahead_m`` ahead and
+        ``level_look_height_m`` high), not pitched at the floor."""
         ...
 
     def set_state(self, node: SceneNode, state: NodeState) -> None:
@@ -100,27 +105,16 @@ class AffordanceExecutor:
 
     def execute(self, candidate: Candidate, graph: SceneGraph) -> ExecutionReport:
         """Do ``candidate.affordance`` on its node; the report says what failed."""
-        if candidate.affordance == SkillAffordance.LOOK_AROUND:  # no node: where the base stands
+        if candidate.affordance == SkillAffordance.LOOK_AROUND and not candidate.node_id:  # here
             return _report(self.skills.look_around(), ExecutorError.NAVIGATION_FAILED)
         node = graph.get(candidate.node_id)
         if node is None:
             return _failed(ExecutorError.UNKNOWN_NODE, f"no node {candidate.node_id!r} in the scene graph")
         affordance = candidate.affordance
-        if affordance == SkillAffordance.NAVIGATE and node.kind != "frontier" and node.layer != Layer.ROOM:
-            return self._reach_and_face(node)
+        if affordance == SkillAffordance.LOOK_AROUND:
+            return self._look_around_in(node)
         if affordance == SkillAffordance.NAVIGATE:
-            result = self._navigate(node, "explore")
-            if result.success and node.kind == "frontier" and result.path_length == 0.0:
-                # the base stood at its goal, or saw beyond it while turning towards it: either way
-                # choosing it again would show nothing new
-                message = (
-                    f"0 m driven to frontier {node.id}: the base stood at it, or the map saw beyond it "
-                    "as the base turned towards it"
-                )
-                return _failed(ExecutorError.NAVIGATION_FAILED, message)
-            if result.success and node.layer == Layer.ROOM:
-                self.skills.set_state(node, NodeState.EXPLORED)
-            return _report(result, ExecutorError.NAVIGATION_FAILED)
+            return self._go_to(node)
         if affordance == SkillAffordance.CLOSE:
             done = self.skills.close(node)  # from where it was opened
             if done.success or done.code == ExecutorError.NOT_AFFORDED:
@@ -146,6 +140,34 @@ class AffordanceExecutor:
             self.skills.set_state(node, NodeState.EXPLORED)
             return ExecutionReport(True, view.path_length + looked.path_length, looked.message)
         return _failed(ExecutorError.NOT_AFFORDED, f"affordance {affordance!r} is not supported")
+
+    def _go_to(self, node: SceneNode) -> ExecutionReport:
+        """NAVIGATE: to a frontier or into a room, or within reach of an object, facing it."""
+        if node.kind != "frontier" and node.layer != Layer.ROOM:
+            return self._reach_and_face(node)
+        result = self._navigate(node, "explore")
+        if result.success and node.kind == "frontier" and result.path_length == 0.0:
+            # the base stood at its goal, or saw beyond it while turning towards it: either way
+            # choosing it again would show nothing new
+            message = (
+                f"0 m driven to frontier {node.id}: the base stood at it, or the map saw beyond it "
+                "as the base turned towards it"
+            )
+            return _failed(ExecutorError.NAVIGATION_FAILED, message)
+        if result.success and node.layer == Layer.ROOM:
+            self.skills.set_state(node, NodeState.EXPLORED)
+        return _report(result, ExecutorError.NAVIGATION_FAILED)
+
+    def _look_around_in(self, room: SceneNode) -> ExecutionReport:
+        """Into ``room``, then a full turn there with the head level (module docstring)."""
+        if room.layer != Layer.ROOM:
+            message = f"a look around is in a room; {room.id} is a {room.kind}"
+            return _failed(ExecutorError.NOT_AFFORDED, message)
+        drive = self._navigate(room, "explore")
+        if not drive.success:
+            return _report(drive, ExecutorError.NAVIGATION_FAILED)
+        turn = self.skills.look_around(level=True)
+        return _report(turn, ExecutorError.NAVIGATION_FAILED, drive.path_length)
 
     def _reach_and_face(self, node: SceneNode) -> ExecutionReport:
         """Within reach of an object, then look at it; after a drive that fell short too (module

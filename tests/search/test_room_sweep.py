@@ -91,3 +91,17 @@ def test_scout_turns_first_in_the_likeliest_room_and_opens_what_the_turn_showed(
     assert outcome.success and outcome.found is not None and outcome.found.id == "pan"
     # the kitchen, though the bedroom is nearer; nothing more once the pan was found
     assert done == [("LOOK_AROUND", "k"), ("OPEN", "cabinet")]
+
+
+def test_a_look_around_that_finds_the_executor_gone_ends_the_search_so() -> None:
+    graph = add_prior({"rooms": ROOMS}, SceneGraph())
+    done: list[tuple[str, str]] = []
+
+    def execute(candidate: Candidate) -> ExecutionReport:
+        done.append(_done(candidate))
+        return ExecutionReport(False, 0.0, "the affordance executor is gone", fatal=True)
+
+    outcome = run_search("passport", create_reasoner("random"), RoomsWorld(graph, execute),
+                         params=SearchParams(max_steps=20, sweep_rooms=True))  # fmt: skip
+    assert outcome.error == SearchError.EXECUTION_FAILED and "gone" in outcome.message
+    assert done == [("LOOK_AROUND", "b")]  # not one more room

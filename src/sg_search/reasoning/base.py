@@ -24,9 +24,7 @@ class SkillAffordance(IntEnum):
     OPEN = 2
     INSPECT = 3
     CLOSE = 4
-    LOOK_AROUND = (
-        5  # a full turn: in place (no node, id ""; a search's first action) or in a room; never chosen
-    )
+    LOOK_AROUND = 5  # a full turn, in place (no node) or in a room (rank_rooms); never decided
 
 
 @dataclass(frozen=True)

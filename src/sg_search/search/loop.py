@@ -71,9 +71,10 @@ class SearchParams:
             second action with nothing reachable).
         sweep_rooms: before an acting search gives up with nothing left to do, it drives into
             the room the reasoner ranks best (:meth:`Reasoner.rank_rooms`) and turns once in
-            place there, each room once, and decides again on what that showed: a map that is
-            complete on the floor may still have missed a wall cabinet above the camera's view
-            on the way in (a train search ended so with 571 of 1,500 actions left).
+            place there with the head level, each room once, and decides again on what that
+            showed: a map that is complete on the floor may still have missed a wall cabinet
+            above the camera's view on the way in (a train search ended so with 571 of 1,500
+            actions left).
     """
 
     max_steps: int = 50
@@ -217,9 +218,7 @@ def run_search(
                 ):
                     idle_since = clock()  # what the turn showed may take perception a moment
                     continue
-                outcome.error = SearchError.NO_REACHABLE_TARGETS
-                outcome.message = f"no {category!r} in the graph and nothing left to explore"
-                return outcome
+                return _nothing_left(outcome, category)
             step -= _wait(outcome, step, acting is None, report)
             sleep(params.step_period_s)
             continue
@@ -265,13 +264,14 @@ def _sweep(
     report: Callable[[SearchStep], None],
 ) -> bool:
     """The best of ``rooms`` not in ``swept``: LOOK_AROUND in it (the executor drives into it
-    and turns there, the camera level; ``SearchParams.sweep_rooms``). False when every room was
-    swept; a room the robot could not get into is not tried again."""
+    and turns there, the head level; ``SearchParams.sweep_rooms``). False when every room was
+    swept, or the executor cannot act (outcome set); a room the robot could not get into is
+    not tried again."""
     room = next((r for r in rooms if r.node_id not in swept), None)
     if room is None:
         return False
     swept.add(room.node_id)
-    reason = f"nothing left to do: a full turn in {room.node_id}, the camera level ({room.reason})"
+    reason = f"nothing left to do: a full turn in {room.node_id}, the head level ({room.reason})"
     report(SearchStep(outcome.steps, "sweep", room.node_id, room.utility, reason, outcome.path_length))
     result = world.execute(room)
     outcome.path_length += result.path_length
@@ -281,7 +281,20 @@ def _sweep(
                 outcome.steps, "recover", room.node_id, room.utility, result.message, outcome.path_length
             )
         )
+    if result.fatal:
+        outcome.error = SearchError.EXECUTION_FAILED
+        outcome.message = f"the executor cannot act: {result.message}"
+        return False
     return True
+
+
+def _nothing_left(outcome: SearchOutcome, category: str) -> SearchOutcome:
+    """How a search with nothing left to do ends: NO_REACHABLE_TARGETS, unless its last look
+    around found the executor gone (EXECUTION_FAILED, set by :func:`_sweep`)."""
+    if outcome.error != SearchError.EXECUTION_FAILED:
+        outcome.error = SearchError.NO_REACHABLE_TARGETS
+        outcome.message = f"no {category!r} in the graph and nothing left to explore"
+    return outcome
 
 
 def _second_chance(rejected: set[str], retried: set[str]) -> bool:

@@ -335,9 +335,9 @@ class AffordanceExecutorNode(Node):
         ``level_look_ahead_m`` ahead and ``level_look_height_m`` high (where a driver offers
         ``look_at``; it stays there until the base drives on)."""
         c = self.config
-        pose = base_pose(self.tf, c.map_frame, c.base_frame, c.tf_wait_s) if level else None
-        if pose is not None:
-            x, y, yaw = pose
+        base = base_pose(self.tf, c.map_frame, c.base_frame, c.tf_wait_s) if level else None
+        if base is not None:
+            x, y, yaw = base
             ahead = (x + c.level_look_ahead_m * math.cos(yaw), y + c.level_look_ahead_m * math.sin(yaw))
             self._head_at((*ahead, c.level_look_height_m), "the turn with the head as it is")
         why = self._turn(lambda pose: [pose[2] + quarter * math.pi / 2 for quarter in (1, 2, 3, 4)])

@@ -15,9 +15,9 @@ closes only what it opened and looked into: it is not opened again). Navigation 
 again only where the skill says another side of the container is left (its estimated front was
 refused), from that side, ``open_sides`` sides in all. LOOK_AROUND (no node) turns the base a
 full turn in place: a search's first action, so that the first map is all around the base;
-LOOK_AROUND on a room drives into the room and turns there with the camera level (what a
-search does before it gives up: the walls and what hangs high on them, which a camera pitched
-at the floor passes under).
+LOOK_AROUND on a room drives into the room and turns there with the head aimed over the room
+(what a search does before it gives up: the walls and what hangs high on them, which a camera
+pitched at the floor passes under).
 
 The skills themselves are injected: the in-process simulator world's
 (:mod:`sg_search.bench.embodied_world`) or the ROS node's (planner action, simulator services

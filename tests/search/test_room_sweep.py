@@ -4,6 +4,7 @@ level): what that shows is searched as usual."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from world_doubles import ScriptedWorld
@@ -29,7 +30,7 @@ DISTANCES = {"k": 5.0, "b": 2.0, "h": 9.0}  # [m] from the base
 class RoomsWorld(ScriptedWorld):
     """Three explored rooms and nothing to act on; the script decides what each action does."""
 
-    def __init__(self, graph: SceneGraph, execute: Any) -> None:
+    def __init__(self, graph: SceneGraph, execute: Callable[[Candidate], ExecutionReport]) -> None:
         super().__init__(lambda: graph, execute)
 
     def distances(self) -> dict[str, float]:

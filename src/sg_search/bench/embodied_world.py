@@ -36,6 +36,7 @@ from sg_search.perception.room_segmentation import RoomSegmentationParams
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteParams
 from sg_search.planning.navigator import NavError
+from sg_search.planning.stall import point_ahead
 from sg_search.planning.viewpoints import approach_goal
 from sg_search.reasoning.base import Candidate
 from sg_search.reasoning.knowledge.model import KnowledgeModel
@@ -217,9 +218,8 @@ class EmbodiedEpisode:
         simulator's ``look_at`` aims it at a point ahead (executor ``level_look_*``), down
         again after."""
         if level:
-            x, y, yaw = self.world.pose
             e, s = self.config.executor, self.config.sim
-            ahead = (x + e.level_look_ahead_m * math.cos(yaw), y + e.level_look_ahead_m * math.sin(yaw))
+            ahead = point_ahead(self.world.pose, e.level_look_ahead_m)
             self.world.aim_head((*ahead, e.level_look_height_m), s.head_lift_max_m, s.look_down_min_rad)
         self.robot.look_around()
         if level:

@@ -86,8 +86,8 @@ class Reasoner(abc.ABC):
                 return observation.distances[room.id]
             return math.dist(room.position[:2], here[:2]) if here is not None else math.inf
 
-        rooms = sorted(observation.graph.rooms(), key=lambda r: (distance(r), r.id))
-        return tuple(Candidate(r.id, SkillAffordance.LOOK_AROUND, 0.0, distance(r), "nearest") for r in rooms)
+        nearest = sorted((distance(r), r.id) for r in observation.graph.rooms())
+        return tuple(Candidate(i, SkillAffordance.LOOK_AROUND, 0.0, d, "nearest") for d, i in nearest)
 
     def reset(self, query: str) -> None:  # noqa: B027 - optional hook
         """Called when a new search starts (clear per-search memory)."""

@@ -27,14 +27,7 @@ from typing import Any
 import numpy as np
 
 from sg_search.config import from_params
-from sg_search.reasoning.base import (
-    Candidate,
-    Decision,
-    Reasoner,
-    ReasonerInput,
-    SkillAffordance,
-    actionable_nodes,
-)
+from sg_search.reasoning.base import Candidate, Decision, Reasoner, ReasonerInput, actionable_nodes
 from sg_search.reasoning.knowledge.holder_prior import weigh
 from sg_search.reasoning.knowledge.names import query_text
 from sg_search.reasoning.registry import takes_params
@@ -215,11 +208,11 @@ class UtilityReasoner(Reasoner):
 
     def rank_rooms(self, observation: ReasonerInput) -> tuple[Candidate, ...]:
         """The graph's rooms by their utility for the query (p(query in room); an unexplored
-        one ``room_default``), then nearest."""
-        rooms = observation.graph.rooms()
-        utilities = self.utilities(observation.graph, observation.query, rooms)
-        keyed = sorted((-utilities[r.id][0], observation.distances.get(r.id, FAR), r.id) for r in rooms)
-        return tuple(Candidate(i, SkillAffordance.LOOK_AROUND, -nu, d, utilities[i][1]) for nu, d, i in keyed)
+        one ``room_default``), the nearer first among equals."""
+        utilities = self.utilities(observation.graph, observation.query, observation.graph.rooms())
+        scored = (replace(c, utility=utilities[c.node_id][0], reason=utilities[c.node_id][1])
+                  for c in super().rank_rooms(observation))  # fmt: skip
+        return tuple(sorted(scored, key=lambda c: -c.utility))  # stable: nearest first among equals
 
     def decide(self, observation: ReasonerInput) -> Decision:
         """Margin selection: the nearest of the nodes within ``margin`` of the best utility."""

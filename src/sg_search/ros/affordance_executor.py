@@ -40,6 +40,7 @@ from sg_search_interfaces.srv import SetContainer, SetNodeState
 
 from sg_search.geometry import Pose2D
 from sg_search.planning.navigator import turn_towards
+from sg_search.planning.stall import point_ahead
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.action_client import ActionClient
 from sg_search.ros.conversions import fronts_to_msg, point_to_msg
@@ -337,8 +338,7 @@ class AffordanceExecutorNode(Node):
         c = self.config
         base = base_pose(self.tf, c.map_frame, c.base_frame, c.tf_wait_s) if level else None
         if base is not None:
-            x, y, yaw = base
-            ahead = (x + c.level_look_ahead_m * math.cos(yaw), y + c.level_look_ahead_m * math.sin(yaw))
+            ahead = point_ahead(base, c.level_look_ahead_m)
             self._head_at((*ahead, c.level_look_height_m), "the turn with the head as it is")
         why = self._turn(lambda pose: [pose[2] + quarter * math.pi / 2 for quarter in (1, 2, 3, 4)])
         if why:

@@ -100,6 +100,38 @@ def test_neighbours_of_one_category_stay_apart_and_one_frame_is_unconfirmed() ->
     assert len(instances.confirmed()) == 1
 
 
+def test_touching_neighbours_one_frame_showed_apart_are_not_merged() -> None:
+    """Two fridges side by side touch along an edge as two faces of one cabinet do; a frame
+    that showed them as two detections tells them apart, a frame per face does not."""
+    depth = np.full((80, 100), 2.0, dtype=np.float32)
+    left, right = square(slice(20, 60), slice(20, 53)), square(slice(20, 60), slice(47, 80))
+    params = FusionParams(merge_every=1, min_overlap_same=0.9)  # only the periodic merge may join them
+    together, one_by_one = InstanceMap(params), InstanceMap(params)
+    for frame in (1, 2):
+        together.integrate(
+            [Detection(left, "fridge", 0.9), Detection(right, "fridge", 0.9)], depth, K, camera_at(0, 0), frame
+        )
+    one_by_one.integrate([Detection(left, "fridge", 0.9)], depth, K, camera_at(0, 0), 1)
+    one_by_one.integrate([Detection(right, "fridge", 0.9)], depth, K, camera_at(0, 0), 2)
+    a, b = together.instances.values()
+    assert neighbourhood_hits(a.keys, b.keys).sum() >= params.merge_contact  # they do touch
+    assert len(together.instances) == 2
+    assert len(one_by_one.instances) == 1
+
+
+def test_a_view_over_two_neighbours_shown_apart_does_not_bridge_them() -> None:
+    instances = InstanceMap()
+    depth = np.full((80, 100), 2.0, dtype=np.float32)
+    left, right = square(slice(30, 50), slice(10, 40)), square(slice(30, 50), slice(60, 90))
+    instances.integrate(
+        [Detection(left, "counter", 0.9), Detection(right, "counter", 0.9)], depth, K, camera_at(0, 0), 1
+    )
+    instances.integrate(
+        [Detection(square(slice(30, 50), slice(10, 90)), "counter", 0.9)], depth, K, camera_at(0, 0), 2
+    )
+    assert len(instances.instances) == 2
+
+
 def test_a_view_that_bridges_two_pieces_merges_them() -> None:
     instances = InstanceMap()
     depth = np.full((80, 100), 2.0, dtype=np.float32)

@@ -11,7 +11,10 @@ a new instance. Other instances of its category that it overlaps as much are mer
 one (a large object first seen in two pieces, bridged by a view of both). Every
 ``merge_every`` frames, instance pairs of one category are merged too when
 ``merge_overlap`` of the smaller one's voxels, or at least ``merge_contact`` voxels, touch
-the other (two faces of a cabinet seen from two sides meet only along an edge). Evidence
+the other (two faces of a cabinet seen from two sides meet only along an edge). Neither
+merge joins two instances that one frame showed as two detections (a detector's two masks in
+one image are two objects: two fridges side by side touch along an edge too); the frames
+compared are the last ``max_frame_ids`` of each. Evidence
 per instance: observation count, mean and max confidence, category votes (summed
 confidence), the frames that saw it. Instances seen
 in fewer than ``min_observations`` frames are kept but not :meth:`InstanceMap.confirmed`
@@ -296,8 +299,11 @@ class InstanceMap:
         scored.sort(key=lambda s: -s[0])
         if not scored:
             return []
-        return [scored[0][2]] + [
-            i for _, agrees, i in scored[1:] if agrees and self._agrees(scored[0][2], detection)
+        first = scored[0][2]
+        return [first] + [
+            i
+            for _, agrees, i in scored[1:]
+            if agrees and self._agrees(first, detection) and not seen_apart(first, i)
         ]
 
     # ------------------------------------------------------------------ merging
@@ -310,7 +316,7 @@ class InstanceMap:
             for other in self.candidates(instance.lower, instance.upper):
                 if other is instance or other.instance_id in removed or len(other.keys) < len(instance.keys):
                     continue
-                if instance.category != other.category:
+                if instance.category != other.category or seen_apart(instance, other):
                     continue
                 touching = neighbourhood_hits(instance.keys, other.keys)
                 if (
@@ -335,6 +341,11 @@ class InstanceMap:
         keeper.refresh_geometry()
         del self.instances[gone.instance_id]
         self._boxes = None
+
+
+def seen_apart(a: Instance, b: Instance) -> bool:
+    """Whether one frame (of the last ``max_frame_ids`` of each) showed both as two detections."""
+    return not set(a.frames).isdisjoint(b.frames)
 
 
 class ReportedInstances:

@@ -107,10 +107,9 @@ def test_touching_neighbours_one_frame_showed_apart_are_not_merged() -> None:
     left, right = square(slice(20, 60), slice(20, 53)), square(slice(20, 60), slice(47, 80))
     params = FusionParams(merge_every=1, min_overlap_same=0.9)  # only the periodic merge may join them
     together, one_by_one = InstanceMap(params), InstanceMap(params)
+    both = [Detection(left, "fridge", 0.9), Detection(right, "fridge", 0.9)]
     for frame in (1, 2):
-        together.integrate(
-            [Detection(left, "fridge", 0.9), Detection(right, "fridge", 0.9)], depth, K, camera_at(0, 0), frame
-        )
+        together.integrate(both, depth, K, camera_at(0, 0), frame)
     one_by_one.integrate([Detection(left, "fridge", 0.9)], depth, K, camera_at(0, 0), 1)
     one_by_one.integrate([Detection(right, "fridge", 0.9)], depth, K, camera_at(0, 0), 2)
     a, b = together.instances.values()

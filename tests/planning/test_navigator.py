@@ -6,6 +6,7 @@ out of time."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -212,3 +213,39 @@ def test_an_obstacle_shuts_the_base_in_only_where_it_closes_the_only_way_out() -
     assert not navigator.shut_in_by((2.0, 6.0), (2.25, 6.0), min_area_m2=1.0)
     states[40, 94:107] = OCCUPIED  # the map closes the corridor at y = 2 m: the base is shut in already
     assert not navigator.shut_in_by((5.0, 1.0), (5.0, 1.5), min_area_m2=1.0)
+
+
+def _corridor(ledge: bool) -> np.ndarray:
+    """The free square with a dead-end corridor 0.5 m wide from x = 5 to 7.5 m along y = 5 m,
+    cut into a block 0.8 m thick on either side (no free cell within the planner's 1 m snap of
+    its end); ``ledge``: the map has since seen an obstacle across its middle at x = 6 m that
+    the true corridor does not hold (what a closer look at a gap the base squeezed into shows)."""
+    states = _wall_map(gap=True)
+    states[:, 100] = FREE  # no wall at x = 5 m
+    states[79:122, 100:170] = OCCUPIED  # y = 3.95 .. 6.1 m, x = 5 .. 8.5 m
+    states[96:105, 100:150] = FREE  # the corridor: y = 4.8 .. 5.25 m, x = 5 .. 7.5 m
+    if ledge:
+        states[99:102, 120] = OCCUPIED
+    return states
+
+
+@pytest.mark.parametrize("escape_area_m2", [0.5, 0.0])
+def test_a_base_in_a_pocket_of_the_map_drives_back_along_its_track(escape_area_m2: float) -> None:
+    """The base drove to the corridor's end; the map then cut the corridor: the base's region
+    holds 0.05 m^2 and no plan leaves it at any clearance. It drives back the way it came and
+    reaches a goal in the open; with escape_area_m2 0 it gives up where it stands."""
+    truth = _corridor(ledge=False)
+    known = [truth]
+    navigator = Navigator(SPEC, lambda: known[0], replace(PARAMS, escape_area_m2=escape_area_m2))
+    actuator = GridActuator(truth, (2.0, 5.0, 0.0))
+    base = DiscreteBase(actuator, PARAMS.follower)
+    assert navigator.navigate(base, (7.2, 5.0), tolerance=0.15).success
+    known[0] = _corridor(ledge=True)
+    result = navigator.navigate(base, (2.0, 8.0), tolerance=0.3)
+    if escape_area_m2 > 0:
+        assert result.success, result
+        assert math.dist(actuator.pose()[:2], (2.0, 8.0)) <= 0.3
+        assert result.path_length > 2.0 + 3.0 and navigator.escapes == 1  # back out, then up to the goal
+    else:
+        assert result.code == NavError.NO_VALID_PATH and result.path_length == 0.0, result
+        assert actuator.pose()[0] > 6.5 and navigator.escapes == 0

@@ -55,6 +55,7 @@ class FrontierPlannerConfig:
     replan_period_s: float = 5.0
     detour_factor: float = 2.0
     detour_slack_m: float = 2.0
+    escape_area_m2: float = 0.5
     approach_radii: tuple[float, ...] = (0.6, 0.75, 0.9)
     reach_radii: tuple[float, ...] = (0.6, 0.7, 0.8)
     reach_tolerance_m: float = 0.1
@@ -100,6 +101,7 @@ class FrontierPlannerConfig:
             self.replan_period_s,
             detour_factor=self.detour_factor,
             detour_slack_m=self.detour_slack_m,
+            escape_area_m2=self.escape_area_m2,
         )
 
     def follower(self) -> FollowerParams:

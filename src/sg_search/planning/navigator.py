@@ -13,11 +13,19 @@ grows beyond ``detour_factor`` times its shortest plan plus ``detour_slack_m`` e
 NO_VALID_PATH (``NavResult.detour``): the map has shown the goal to be much farther than it
 looked when it was chosen, so the reasoner chooses again instead of driving the detour (a
 viewpoint beside the goal lies behind the same detour, as do the ones a retry would choose).
+
+A base can squeeze into a gap that the map, seen closer, shows too narrow for it: then every
+plan fails at every clearance although the base drove in. When the region the base is placed
+in at the least clearance holds less than ``escape_area_m2`` of floor, the navigator drives back
+along its own track (the points it passed, every ``TRACK_SPACING_M``, across navigations) to
+the first point in a larger region, once per navigation, and plans again from there: the base
+fitted there on its way in, whatever the map shows now.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from enum import IntEnum
@@ -25,6 +33,7 @@ from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import ndimage
 
 from sg_search.geometry import Pose2D
 from sg_search.mapping.grid import GridSpec
@@ -38,6 +47,9 @@ from sg_search.planning.geodesic import (
     snap_to_free,
     traversable,
 )
+
+TRACK_SPACING_M = 0.1  # [m] between the points of the track a base drives back along out of a pocket
+TRACK_POINTS = 300  # the track's newest points kept (30 m)
 
 
 class NavError(IntEnum):
@@ -64,6 +76,7 @@ class NavigatorParams:
     pose_jump_m: float = 1.0
     detour_factor: float = 2.0
     detour_slack_m: float = 2.0
+    escape_area_m2: float = 0.5
 
     def __post_init__(self) -> None:
         if not self.planners:
@@ -74,6 +87,8 @@ class NavigatorParams:
             raise ValueError(
                 f"navigator detour_factor must be 0 (never give up) or >= 1, not {self.detour_factor}"
             )
+        if not self.escape_area_m2 >= 0:
+            raise ValueError(f"navigator escape_area_m2 must be >= 0 (0: never), not {self.escape_area_m2}")
 
 
 @dataclass(frozen=True)
@@ -122,6 +137,8 @@ class Navigator:
         self.spec = spec
         self.states = states
         self.params = params or NavigatorParams()
+        self.track: deque[tuple[float, float]] = deque(maxlen=TRACK_POINTS)  # [m] oldest first
+        self.escapes = 0  # drives back out of a pocket begun (module docstring)
 
     def fields(self, start: tuple[float, float]) -> Iterator[tuple[NDArray[np.bool_], DistanceField]]:
         """(traversable cells, distance field from ``start``) per clearance, safest first, built
@@ -166,6 +183,62 @@ class Navigator:
         except PlanningError:
             return 0.0
         return float(np.count_nonzero(connected_region(free, cell))) * self.spec.resolution**2
+
+    def way_out(self, start: tuple[float, float]) -> NDArray[np.float64] | None:
+        """A path (N, 2) [m] from ``start`` back along the track to its newest point in a region
+        of at least ``escape_area_m2`` at the least clearance; None when the base at ``start`` is
+        not in a smaller one (a pocket), or the track does not leave it (module docstring)."""
+        p = self.params
+        if p.escape_area_m2 <= 0 or not self.track:
+            return None
+        planner = p.planners[-1]
+        free = traversable(self.states(), self.spec, planner)
+        labels, _ = ndimage.label(free, structure=np.ones((3, 3), dtype=bool))
+        areas = np.bincount(labels.ravel()) * self.spec.resolution**2
+        areas[0] = 0.0  # not traversable
+
+        def area(xy: tuple[float, float], snap: float) -> float:
+            try:
+                return float(areas[labels[snap_to_free(free, self.spec, xy, snap, "track")]])
+            except PlanningError:
+                return 0.0
+
+        if area(start, planner.snap_radius) >= p.escape_area_m2:
+            return None
+        way = [start]
+        for point in reversed(self.track):
+            way.append(point)
+            if area(point, 0.0) >= p.escape_area_m2:
+                return np.array(way, dtype=float)
+        return None
+
+    def _escape(
+        self, start: tuple[float, float], failure: tuple[NavError, str, bool], escaped: bool
+    ) -> PathFollower | None:
+        """A follower on :meth:`way_out` (to its end at the controller's own tolerance, whatever
+        the navigation's), when ``failure`` is no way at all (not a detour), the base is in a
+        pocket and the navigation has not ``escaped`` one already; else None."""
+        code, _, detour = failure
+        pocketed = code == NavError.NO_VALID_PATH and not detour and not escaped
+        way_out = self.way_out(start) if pocketed else None
+        if way_out is None:
+            return None
+        follower = PathFollower(self.params.follower)
+        follower.set_path(way_out)
+        return follower
+
+    def _moved(self, last: Pose2D | None, pose: Pose2D) -> tuple[float, bool]:
+        """The metres driven since ``last`` (0 after a pose jump: a localisation reset, not a
+        drive) and whether the pose jumped; ``pose`` joins the track, which a jump (also one
+        since the last navigation) forgets: it no longer leads here."""
+        xy = (pose[0], pose[1])
+        step = math.dist(last[:2], xy) if last is not None else 0.0
+        jumped = step > self.params.pose_jump_m
+        if jumped or (self.track and math.dist(self.track[-1], xy) > self.params.pose_jump_m):
+            self.track.clear()
+        if not self.track or math.dist(self.track[-1], xy) >= TRACK_SPACING_M:
+            self.track.append(xy)
+        return (0.0 if jumped else step), jumped
 
     def way(self, start: tuple[float, float], goal: tuple[float, float]) -> float:
         """The geodesic way [m] from ``start`` to ``goal`` at the safest clearance that reaches
@@ -223,10 +296,13 @@ class Navigator:
         start = base.now()
         travelled, last, planned_at = 0.0, None, -math.inf
         shortest = math.inf  # [m] the shortest way (driven + planned) of the plans so far
+        escape: PathFollower | None = None  # driving back out of a pocket (module docstring)
+        escaped = False  # once per navigation
 
         def ended(code: NavError, message: str = "", detour: bool = False) -> NavResult:
             return NavResult(code, message, travelled, last, detour)
 
+        publish = on_path or (lambda _: None)
         while True:
             if should_stop():
                 return ended(NavError.CANCELED, "canceled")
@@ -237,26 +313,31 @@ class Navigator:
             if pose is None:
                 base.command(Command(0.0, 0.0, FollowStatus.ACTIVE, "waiting for the pose"))
                 continue
-            step = math.hypot(pose[0] - last[0], pose[1] - last[1]) if last is not None else 0.0
-            jumped = step > p.pose_jump_m  # a localisation reset: re-plan, do not count it as driven
-            travelled += 0.0 if jumped else step
+            step, jumped = self._moved(last, pose)
+            travelled += step
             planned_at = -math.inf if jumped else planned_at
             last = pose
             if math.hypot(goal[0] - pose[0], goal[1] - pose[1]) <= follower_params.goal_tolerance:
                 return ended(NavError.NONE)
-            if now - planned_at >= p.replan_period_s:
+            if now - planned_at >= p.replan_period_s and escape is None:
                 path, shortest, failure = self._replan(pose[:2], goal, travelled, shortest)
                 if path is None:
-                    return ended(*failure)
-                follower.set_path(path, keep_recoveries=True)
+                    escape = self._escape(pose[:2], failure, escaped)
+                    if escape is None:
+                        return ended(*failure)
+                    escaped, path = True, escape.path
+                    self.escapes += 1
+                else:
+                    follower.set_path(path, keep_recoveries=True)
                 planned_at = now
-                if on_path is not None:
-                    on_path(path)
-            command = follower.command(pose, now)
-            if command.status == FollowStatus.ARRIVED:
-                return ended(NavError.NONE)
-            if command.status == FollowStatus.STUCK:
-                return ended(NavError.STUCK, command.note)
+                publish(path)
+            command = (escape or follower).command(pose, now)
+            if command.status == FollowStatus.ARRIVED and escape is not None:
+                escape, planned_at = None, -math.inf  # out of the pocket: plan from here
+                continue
+            if command.status in (FollowStatus.ARRIVED, FollowStatus.STUCK):
+                arrived = command.status == FollowStatus.ARRIVED
+                return ended(NavError.NONE if arrived else NavError.STUCK, command.note)
             if command.status == FollowStatus.REPLAN:
                 planned_at = -math.inf
                 continue

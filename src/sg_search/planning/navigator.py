@@ -43,7 +43,6 @@ from sg_search.planning.geodesic import (
     DistanceField,
     PlannerParams,
     PlanningError,
-    connected_region,
     snap_to_free,
     traversable,
 )
@@ -176,13 +175,25 @@ class Navigator:
 
     def _area(self, states: NDArray[np.int8], start: tuple[float, float]) -> float:
         """The floor [m^2] of the region the base at ``start`` is placed in, at the least clearance."""
+        return self._region_area(states)(start, self.params.planners[-1].snap_radius)
+
+    def _region_area(self, states: NDArray[np.int8]) -> Callable[[tuple[float, float], float], float]:
+        """A function of a point [m] and a snap radius [m]: the floor [m^2] of the region of
+        ``states`` that the point is placed in (:func:`snap_to_free`) at the least clearance, 0
+        where it cannot be placed."""
         planner = self.params.planners[-1]
         free = traversable(states, self.spec, planner)
-        try:
-            cell = snap_to_free(free, self.spec, start, planner.snap_radius, "start")
-        except PlanningError:
-            return 0.0
-        return float(np.count_nonzero(connected_region(free, cell))) * self.spec.resolution**2
+        labels, _ = ndimage.label(free, structure=np.ones((3, 3), dtype=bool))
+        areas = np.bincount(labels.ravel()) * self.spec.resolution**2
+        areas[0] = 0.0  # not traversable
+
+        def area(xy: tuple[float, float], snap_radius: float) -> float:
+            try:
+                return float(areas[labels[snap_to_free(free, self.spec, xy, snap_radius, "point")]])
+            except PlanningError:
+                return 0.0
+
+        return area
 
     def way_out(self, start: tuple[float, float]) -> NDArray[np.float64] | None:
         """A path (N, 2) [m] from ``start`` back along the track to its newest point in a region
@@ -191,19 +202,8 @@ class Navigator:
         p = self.params
         if p.escape_area_m2 <= 0 or not self.track:
             return None
-        planner = p.planners[-1]
-        free = traversable(self.states(), self.spec, planner)
-        labels, _ = ndimage.label(free, structure=np.ones((3, 3), dtype=bool))
-        areas = np.bincount(labels.ravel()) * self.spec.resolution**2
-        areas[0] = 0.0  # not traversable
-
-        def area(xy: tuple[float, float], snap: float) -> float:
-            try:
-                return float(areas[labels[snap_to_free(free, self.spec, xy, snap, "track")]])
-            except PlanningError:
-                return 0.0
-
-        if area(start, planner.snap_radius) >= p.escape_area_m2:
+        area = self._region_area(self.states())
+        if area(start, p.planners[-1].snap_radius) >= p.escape_area_m2:
             return None
         way = [start]
         for point in reversed(self.track):

@@ -216,7 +216,7 @@ def test_an_obstacle_shuts_the_base_in_only_where_it_closes_the_only_way_out() -
 
 
 def _corridor(ledge: bool) -> np.ndarray:
-    """The free square with a dead-end corridor 0.5 m wide from x = 5 to 7.5 m along y = 5 m,
+    """The free square with a dead-end corridor 0.45 m wide from x = 5 to 7.5 m along y = 5 m,
     cut into a block 0.8 m thick on either side (no free cell within the planner's 1 m snap of
     its end); ``ledge``: the map has since seen an obstacle across its middle at x = 6 m that
     the true corridor does not hold (what a closer look at a gap the base squeezed into shows)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -103,21 +102,6 @@ def test_a_frontier_beside_unlikely_furniture_is_still_worth_the_floor() -> None
     floored = reasoner(frontier_floor=0.35).utilities(g, "plate", [g.node(i) for i in ids])
     assert floored["frontier_1"][0] == 0.35 > floored["chair_0"][0]
     assert floored["cabinet_0"][0] > floored["frontier_1"][0]  # a likely container still comes first
-
-
-def test_a_searched_container_lends_nothing_to_the_frontier_beside_it() -> None:
-    # the kitchen's cabinet (0.75 for a plate) lends a frontier 1 m away 0.8 of its utility;
-    # once opened without the plate, the frontier is worth what the unsearched chair lends
-    g = house()
-    g.upsert_node(SceneNode("frontier_1", Layer.OBJECT, "frontier", "frontier", (1.5, 1, 0)))
-    before = reasoner().utilities(g, "plate", [g.node("frontier_1")])["frontier_1"][0]
-    assert before == pytest.approx(0.8 * 0.78 * (0.3 + 0.7 * 0.94))
-    g.upsert_node(replace(g.node("cabinet_0"), state=NodeState.EXPLORED))
-    after = reasoner().utilities(g, "plate", [g.node("frontier_1")])["frontier_1"][0]
-    assert after == pytest.approx(0.8 * 0.78 * (0.3 + 0.7 * 0.12))  # the chair's share
-    g.upsert_node(replace(g.node("chair_0"), state=NodeState.EXPLORED))
-    floored = reasoner(frontier_floor=0.3).utilities(g, "plate", [g.node("frontier_1")])["frontier_1"]
-    assert floored[0] == 0.3 and "near objects" in floored[1]  # near furniture, not an unscored frontier
 
 
 def test_margin_picks_the_nearest_of_the_good_and_zero_margin_is_greedy() -> None:

@@ -7,10 +7,7 @@ Utilities for a query q:
 - container/object o in room r: u = p_contain(q | r) · (w + (1 − w) · p_cooc(o, q)), with the
   room influence w (``room_influence``); without room influence u = p_cooc(o, q);
 - frontier: ``frontier_share`` times the best utility of the objects within
-  ``frontier_radius_m`` of it, at least ``frontier_floor``; else ``frontier_default``. An
-  object already searched (opened or inspected: EXPLORED) counts 0 there: a searched cupboard
-  that did not hold the object promises nothing beyond it, and no longer holds the frontiers
-  of a searched kitchen above its unopened cupboards.
+  ``frontier_radius_m`` of it, at least ``frontier_floor``; else ``frontier_default``.
 Selection: u* = max utility; among the nodes with u ≥ u* − ``margin`` the one with the
 shortest geodesic distance wins (``margin`` = 0 is greedy).
 
@@ -197,12 +194,11 @@ class UtilityReasoner(Reasoner):
         objects: Sequence[SceneNode],
         utility: Callable[[SceneNode], tuple[float, str]],
     ) -> dict[str, float]:
-        """Best utility of the objects within ``frontier_radius_m`` of each frontier (x, y); a
-        searched one (EXPLORED: opened or inspected without the target) counts 0."""
+        """Best utility of the objects within ``frontier_radius_m`` of each frontier (x, y)."""
         if not frontiers or not objects:
             return {}
         xy = np.array([o.position[:2] for o in objects])
-        values = np.array([0.0 if o.state == NodeState.EXPLORED else utility(o)[0] for o in objects])
+        values = np.array([utility(o)[0] for o in objects])
         out = {}
         for f in frontiers:
             near = np.hypot(*(xy - np.array(f.position[:2])).T) <= self.params.frontier_radius_m

@@ -4,7 +4,8 @@ Per test-split house (one episode each, its target placed): the frontier explore
 ``bench exploration`` drives through the house rendering 320x240 frames; every frame goes
 through the ``ground_truth`` detector and the fusion, once clean and once with injected
 noise (10 % missed objects, 10 % label swaps, 2 px dilation = background bleed), each into
-its own instance map. Truth: an object counts as visible when one frame showed at least
+its own instance map, built as the stack's perception pipeline builds it (the YAML's
+back-projection and fusion parameters; masks eroded by the detector's known bleed as well). Truth: an object counts as visible when one frame showed at least
 ``VISIBLE_POINTS`` valid-depth pixels of it. A fused instance stands for the simulator
 object most of its detections came from; it is correct when that object is visible and its
 category matches. Precision = correct / instances; recall = visible objects with a correct
@@ -30,16 +31,17 @@ from typing import Any
 
 import numpy as np
 
+from sg_search.bench.embodied_world import StackConfig
 from sg_search.bench.exploration import TILT, explore, explorer_for
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
 from sg_search.bench.perception_plot import plot_house
 from sg_search.bench.sim_robot import SimRobot
 from sg_search.mapping.occupancy import FREE
-from sg_search.perception.backproject import BackprojectionParams
 from sg_search.perception.categories import normalise_category
 from sg_search.perception.cloud import key_centres, voxel_keys
 from sg_search.perception.detection import RgbdImage
 from sg_search.perception.fusion import InstanceMap
+from sg_search.perception.pipeline import PerceptionPipeline
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.perception.room_segmentation import (
     RoomSegmentation,
@@ -58,16 +60,16 @@ FILL_SIZES = (50, 200, 500)
 class Truth:
     """What the frames showed of each simulator object: most pixels in one frame, all voxels."""
 
-    def __init__(self, params: BackprojectionParams) -> None:
-        self.params = params
+    def __init__(self, min_depth: float, max_depth: float, voxel: float) -> None:
+        """Depths [m] outside ``min_depth``..``max_depth`` are not counted; voxels of ``voxel`` [m]."""
+        self.min_depth, self.max_depth, self.voxel = min_depth, max_depth, voxel
         self.max_pixels: dict[str, int] = defaultdict(int)
         self.keys: dict[str, set[int]] = defaultdict(set)
         self.category: dict[str, str] = {}
 
     def add(self, frame: Frame) -> None:
         """Count one frame's valid pixels and voxels per object."""
-        p = self.params
-        valid = np.isfinite(frame.depth) & (frame.depth >= p.min_depth) & (frame.depth <= p.max_depth)
+        valid = np.isfinite(frame.depth) & (frame.depth >= self.min_depth) & (frame.depth <= self.max_depth)
         ids, counts = np.unique(frame.instance[valid], return_counts=True)
         fx, fy, cx, cy = frame.intrinsics
         for instance, count in zip(ids.tolist(), counts.tolist(), strict=True):
@@ -80,7 +82,7 @@ class Truth:
             z = frame.depth[rows, cols].astype(np.float64)
             camera = np.stack([(cols - cx) / fx * z, (rows - cy) / fy * z, z], axis=1)
             points = camera @ frame.T_map_camera[:3, :3].T + frame.T_map_camera[:3, 3]
-            self.keys[source].update(voxel_keys(points, p.voxel).tolist())
+            self.keys[source].update(voxel_keys(points, self.voxel).tolist())
 
     def visible(self) -> set[str]:
         """Objects one frame showed at least VISIBLE_POINTS pixels of."""
@@ -88,7 +90,7 @@ class Truth:
 
     def centroid(self, source: str) -> np.ndarray:
         """Centroid [m] of every voxel of ``source`` seen."""
-        centres = key_centres(np.fromiter(self.keys[source], dtype=np.int64), self.params.voxel)
+        centres = key_centres(np.fromiter(self.keys[source], dtype=np.int64), self.voxel)
         return np.asarray(centres.mean(axis=0))
 
 
@@ -158,10 +160,10 @@ def score_rooms(
 
 def evaluate_house(episode: Episode, out: Path) -> dict[str, Any]:
     """Explore one episode's house with perception running clean and noisy; its figure under ``out``."""
-    params = BackprojectionParams()
-    maps = {"clean": InstanceMap(), "noisy": InstanceMap()}
     detectors = {"clean": GroundTruthDetector(), "noisy": GroundTruthDetector(NOISE, seed=1)}
-    truth = Truth(params)
+    maps = {name: stack_instances(detector) for name, detector in detectors.items()}
+    params = maps["clean"].backprojection
+    truth = Truth(params.min_depth, params.max_depth, params.voxel)
     stage_ms: dict[str, list[float]] = defaultdict(list)
 
     def on_frame(frame: Frame) -> None:
@@ -200,10 +202,16 @@ def evaluate_house(episode: Episode, out: Path) -> dict[str, Any]:
     return row
 
 
+def stack_instances(detector: GroundTruthDetector) -> InstanceMap:
+    """An empty instance map as the stack's perception pipeline makes it for ``detector`` (the
+    shipped YAML's parameters; erosion plus the detector's known bleed)."""
+    return PerceptionPipeline(StackConfig.load().perception, detector).instances
+
+
 def _filled_map(world: SimWorld, n: int, seed: int) -> InstanceMap:
-    """An instance map holding ``n`` synthetic 20 cm boxes (each its own category, so that they
-    never merge) spread over the house's free space."""
-    instance_map = InstanceMap()
+    """An instance map of the stack's parameters holding ``n`` synthetic 20 cm boxes (each its
+    own category, so that they never merge) spread over the house's free space."""
+    instance_map = stack_instances(GroundTruthDetector())
     rng = np.random.default_rng(seed)
     rows, cols = np.nonzero(world.free)
     centres = world.grid.to_metres(np.stack([rows, cols], axis=1))

@@ -5,8 +5,9 @@ Per test-split house (one episode each, its target placed): the frontier explore
 through the ``ground_truth`` detector and the fusion, once clean and once with injected
 noise (10 % missed objects, 10 % label swaps, 2 px dilation = background bleed), each into
 its own instance map, built as the stack's perception pipeline builds it (the YAML's
-back-projection and fusion parameters; masks eroded by the detector's known bleed as well). Truth: an object counts as visible when one frame showed at least
-``VISIBLE_POINTS`` valid-depth pixels of it. A fused instance stands for the simulator
+back-projection and fusion parameters; masks eroded by the detector's known bleed as well).
+Truth: an object counts as visible when one frame showed at least ``VISIBLE_POINTS``
+valid-depth pixels of it. A fused instance stands for the simulator
 object most of its detections came from; it is correct when that object is visible and its
 category matches. Precision = correct / instances; recall = visible objects with a correct
 instance / visible objects; duplicates = visible objects with more than one instance /
@@ -41,8 +42,8 @@ from sg_search.perception.categories import normalise_category
 from sg_search.perception.cloud import key_centres, voxel_keys
 from sg_search.perception.detection import RgbdImage
 from sg_search.perception.fusion import InstanceMap
-from sg_search.perception.pipeline import PerceptionPipeline
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
+from sg_search.perception.pipeline import PerceptionPipeline
 from sg_search.perception.room_segmentation import (
     RoomSegmentation,
     room_match_fraction,

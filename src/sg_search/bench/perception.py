@@ -38,6 +38,7 @@ from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
 from sg_search.bench.perception_plot import plot_house
 from sg_search.bench.sim_robot import SimRobot
 from sg_search.mapping.occupancy import FREE
+from sg_search.perception.backproject import BackprojectionParams
 from sg_search.perception.categories import normalise_category
 from sg_search.perception.cloud import key_centres, voxel_keys
 from sg_search.perception.detection import RgbdImage
@@ -61,16 +62,16 @@ FILL_SIZES = (50, 200, 500)
 class Truth:
     """What the frames showed of each simulator object: most pixels in one frame, all voxels."""
 
-    def __init__(self, min_depth: float, max_depth: float, voxel: float) -> None:
-        """Depths [m] outside ``min_depth``..``max_depth`` are not counted; voxels of ``voxel`` [m]."""
-        self.min_depth, self.max_depth, self.voxel = min_depth, max_depth, voxel
+    def __init__(self, params: BackprojectionParams) -> None:
+        self.params = params
         self.max_pixels: dict[str, int] = defaultdict(int)
         self.keys: dict[str, set[int]] = defaultdict(set)
         self.category: dict[str, str] = {}
 
     def add(self, frame: Frame) -> None:
         """Count one frame's valid pixels and voxels per object."""
-        valid = np.isfinite(frame.depth) & (frame.depth >= self.min_depth) & (frame.depth <= self.max_depth)
+        p = self.params
+        valid = np.isfinite(frame.depth) & (frame.depth >= p.min_depth) & (frame.depth <= p.max_depth)
         ids, counts = np.unique(frame.instance[valid], return_counts=True)
         fx, fy, cx, cy = frame.intrinsics
         for instance, count in zip(ids.tolist(), counts.tolist(), strict=True):
@@ -83,7 +84,7 @@ class Truth:
             z = frame.depth[rows, cols].astype(np.float64)
             camera = np.stack([(cols - cx) / fx * z, (rows - cy) / fy * z, z], axis=1)
             points = camera @ frame.T_map_camera[:3, :3].T + frame.T_map_camera[:3, 3]
-            self.keys[source].update(voxel_keys(points, self.voxel).tolist())
+            self.keys[source].update(voxel_keys(points, p.voxel).tolist())
 
     def visible(self) -> set[str]:
         """Objects one frame showed at least VISIBLE_POINTS pixels of."""
@@ -91,7 +92,7 @@ class Truth:
 
     def centroid(self, source: str) -> np.ndarray:
         """Centroid [m] of every voxel of ``source`` seen."""
-        centres = key_centres(np.fromiter(self.keys[source], dtype=np.int64), self.voxel)
+        centres = key_centres(np.fromiter(self.keys[source], dtype=np.int64), self.params.voxel)
         return np.asarray(centres.mean(axis=0))
 
 
@@ -163,8 +164,7 @@ def evaluate_house(episode: Episode, out: Path) -> dict[str, Any]:
     """Explore one episode's house with perception running clean and noisy; its figure under ``out``."""
     detectors = {"clean": GroundTruthDetector(), "noisy": GroundTruthDetector(NOISE, seed=1)}
     maps = {name: stack_instances(detector) for name, detector in detectors.items()}
-    params = maps["clean"].backprojection
-    truth = Truth(params.min_depth, params.max_depth, params.voxel)
+    truth = Truth(maps["clean"].backprojection)  # its depth range and voxel
     stage_ms: dict[str, list[float]] = defaultdict(list)
 
     def on_frame(frame: Frame) -> None:

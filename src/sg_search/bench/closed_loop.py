@@ -137,11 +137,10 @@ def _nth(
     first: int,
     seed: int,
 ) -> dict[str, Any]:
+    """The episode of job ``seed``. What it raises the harness books through :func:`_failed`
+    (a failure on the progress line, the error in its row)."""
     episode, reasoner = _job(episodes, reasoners, seed - first)
-    try:
-        return run_episode(episode, reasoner, params, max_actions, noise)
-    except Exception as exc:
-        return _failed(episodes, reasoners, first, seed, f"{type(exc).__name__}: {exc}")
+    return run_episode(episode, reasoner, params, max_actions, noise)
 
 
 def _job(episodes: tuple[Episode, ...], reasoners: tuple[str, ...], index: int) -> tuple[Episode, str]:

@@ -20,7 +20,6 @@ from sg_search.reasoning.knowledge.datasets import (
     read_jsonl,
 )
 from sg_search.reasoning.knowledge.model import METADATA_FILE, WEIGHTS_FILE, sha256_of
-from sg_search.reasoning.knowledge.names import contents_text
 
 
 @pytest.fixture(scope="module")
@@ -51,39 +50,6 @@ def test_odd_text_still_gets_a_score_in_the_unit_interval(km: KnowledgeModel) ->
     assert km.containment([], []).shape == (0,)
     with pytest.raises(ValueError, match="element-wise"):
         km.containment(["kitchen"], ["mug", "plate"])
-
-
-@pytest.mark.parametrize(
-    ("name", "contents"),
-    [
-        ("bottle of detergent", "detergent"),
-        ("Bottles_of_Vodka_2", "vodka"),
-        ("boxes of baking soda", "baking soda"),
-        ("pack of chocolate bar", "chocolate bar"),
-        ("chest of drawers", "chest of drawer"),  # furniture, not a vessel
-        ("bottle", "bottle"),
-        ("", ""),
-    ],
-)
-def test_a_vessel_of_something_names_its_contents(name: str, contents: str) -> None:
-    assert contents_text(name) == contents
-
-
-def test_an_object_in_a_vessel_is_scored_as_its_contents(km: KnowledgeModel) -> None:
-    """The distilled data names "detergent", not "bottle of detergent": both phrasings score the
-    same in either head, and the room and holder a vessel's object belongs to are its contents'."""
-    rooms = ["utility room", "kitchen"]
-    in_bottle = km.containment(rooms, ["bottle of detergent"] * 2)
-    np.testing.assert_allclose(in_bottle, km.containment(rooms, ["detergent"] * 2))
-    assert in_bottle[0] > in_bottle[1]
-    holders = ["washer", "fridge"]
-    np.testing.assert_allclose(
-        km.cooccurrence(holders, ["jars of honey"] * 2), km.cooccurrence(holders, ["honey"] * 2)
-    )
-    # the holder side is furniture and keeps its own name
-    assert km.cooccurrence(["box of tissues"], ["mug"])[0] != pytest.approx(
-        km.cooccurrence(["tissue"], ["mug"])[0]
-    )
 
 
 def test_corrupt_or_replaced_weights_are_refused_with_file_and_hash(tmp_path: Path) -> None:

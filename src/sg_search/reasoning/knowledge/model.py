@@ -30,7 +30,7 @@ import numpy as np
 
 from sg_search.reasoning.knowledge.datasets import default_data_dir
 from sg_search.reasoning.knowledge.encoder import SentenceEncoder
-from sg_search.reasoning.knowledge.names import contents_text, knowledge_text
+from sg_search.reasoning.knowledge.names import knowledge_text
 
 WEIGHTS_FILE = "knowledge_mlp.npz"
 METADATA_FILE = "knowledge_mlp.json"
@@ -143,8 +143,7 @@ class KnowledgeModel:
     """Commonsense scores for (room, object) and (holder, object) pairs.
 
     Every input string is normalised (:func:`knowledge_text`), so "Mugs", "kitchen_0" or an
-    empty string still get a score in [0, 1]; an object that names a vessel and its contents is
-    scored as its contents (:func:`contents_text`: "bottle of detergent" as "detergent").
+    empty string still get a score in [0, 1].
     """
 
     def __init__(
@@ -182,7 +181,7 @@ class KnowledgeModel:
         if not a:
             return np.zeros(0)
         ea = self.encoder.encode([knowledge_text(x) for x in a])
-        eb = self.encoder.encode([contents_text(x) for x in b])
+        eb = self.encoder.encode([knowledge_text(x) for x in b])
         return self._heads[head](np.concatenate([ea, eb], axis=1))
 
     def containment(self, rooms: Sequence[str], objects: Sequence[str]) -> np.ndarray:

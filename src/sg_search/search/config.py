@@ -27,6 +27,7 @@ class ReasonerNodeConfig:
     close_after_search: bool = True
     look_around: bool = True
     sweep_rooms: bool = True
+    unreached_retry_steps: int = 3
     verify: bool = True
     verify_threshold: float = 0.8
     verify_max_observations: int = 10
@@ -82,6 +83,7 @@ class ReasonerNodeConfig:
             close_after_search=self.close_after_search,
             look_around=self.look_around,
             sweep_rooms=self.sweep_rooms,
+            unreached_retry_steps=self.unreached_retry_steps,
         )
 
     def credibility(self) -> CredibilityParams:

@@ -75,6 +75,11 @@ class SearchParams:
             showed: a map that is complete on the floor may still have missed a wall cabinet
             above the camera's view on the way in (a train search ended so with 571 of 1,500
             actions left).
+        unreached_retry_steps: a candidate verification accepted from where its approach
+            failed (the base is not within reach: ObjectNav's success region) does not end the
+            search: it searches on and approaches it again after this many steps (or at once
+            when nothing else is left to do); the second acceptance ends the search wherever
+            the base stands.
     """
 
     max_steps: int = 50
@@ -87,6 +92,7 @@ class SearchParams:
     close_after_search: bool = True
     look_around: bool = False
     sweep_rooms: bool = False
+    unreached_retry_steps: int = 3
 
     def __post_init__(self) -> None:
         """Budgets that bind: ValueError naming the field for a NaN, a negative number or
@@ -104,6 +110,8 @@ class SearchParams:
             raise ValueError(f"min_confidence must lie in [0, 1], got {self.min_confidence}")
         if self.max_failures < 1:
             raise ValueError(f"max_failures must be at least 1, got {self.max_failures}")
+        if self.unreached_retry_steps < 0:
+            raise ValueError(f"unreached_retry_steps must be >= 0, got {self.unreached_retry_steps}")
 
 
 @dataclass(frozen=True)
@@ -181,6 +189,7 @@ def run_search(
     rejected: set[str] = set()  # nodes whose execution failed (skipped by the reasoner)
     retried: set[str] = set()  # failed nodes already given their second chance
     swept: set[str] = set()  # rooms turned in before giving up (params.sweep_rooms)
+    unreached: dict[str, int] = {}  # candidates accepted out of reach -> the step they are due again
     failures = 0
 
     def report(step: SearchStep) -> None:
@@ -201,16 +210,17 @@ def run_search(
         if graph is None:
             outcome.error, outcome.message = SearchError.GRAPH_UNAVAILABLE, "no scene graph available"
             return outcome
-        candidate = _visible(graph, category, params, frozenset(outcome.rejected_candidates))
+        waiting = {i for i, due in unreached.items() if step < due}
+        candidate = _visible(graph, category, params, frozenset(outcome.rejected_candidates) | waiting)
         if candidate is not None:
-            if _accept(outcome, graph, candidate, step, verify, report):
+            if _accept(outcome, graph, candidate, step, verify, report, (unreached, params)):
                 return outcome
-            continue  # rejected: look at the graph again before deciding
+            continue  # rejected or out of reach: look at the graph again before deciding
         observation = _observation(world, graph, query, rejected)
         decision = reasoner.decide(observation)
         best = decision.best
         if best is None:
-            if _second_chance(rejected, retried):
+            if _due_now(unreached, waiting, step) or _second_chance(rejected, retried):
                 continue
             if acting is not None and clock() - idle_since >= params.settle_s:
                 if params.sweep_rooms and _sweep(
@@ -295,6 +305,13 @@ def _nothing_left(outcome: SearchOutcome, category: str) -> SearchOutcome:
         outcome.error = SearchError.NO_REACHABLE_TARGETS
         outcome.message = f"no {category!r} in the graph and nothing left to explore"
     return outcome
+
+
+def _due_now(unreached: dict[str, int], waiting: set[str], step: int) -> bool:
+    """With nothing else to do, the candidates accepted out of reach are due again now; True
+    if there were any."""
+    unreached.update(dict.fromkeys(waiting, step))
+    return bool(waiting)
 
 
 def _second_chance(rejected: set[str], retried: set[str]) -> bool:
@@ -483,11 +500,22 @@ def _accept(
     step: int,
     verify: Callable[[SceneNode], VerificationReport],
     report: Callable[[SearchStep], None],
+    unreached: tuple[dict[str, int], SearchParams] | None = None,
 ) -> bool:
-    """Verify a goal candidate; True (outcome filled in) if accepted, else it is remembered."""
+    """Verify a goal candidate; True (outcome filled in) if accepted, else it is remembered:
+    as rejected, or (given ``unreached``: the candidates accepted out of reach and the
+    search's params) as due again ``unreached_retry_steps`` later when it was accepted from
+    where its approach failed, the first time."""
     report(SearchStep(step, "verify", candidate.id, candidate.confidence, "re-observing the candidate"))
     check = verify(candidate)
     outcome.path_length += check.path_length
+    if check.accepted and not check.reached and unreached is not None and candidate.id not in unreached[0]:
+        due, retry = unreached[0], unreached[1].unreached_retry_steps
+        due[candidate.id] = step + retry
+        message = f"{check.message}; not within reach of it: searching on, approached again in {retry} steps"
+        outcome.story.append(f"saw {candidate.category} {candidate.id} out of reach")
+        report(SearchStep(step, "recover", candidate.id, check.credibility, message, outcome.path_length))
+        return False
     if not check.accepted:
         outcome.rejected_candidates.append(candidate.id)
         outcome.story.append(f"rejected {candidate.category} {candidate.id}: {check.message}")

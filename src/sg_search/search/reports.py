@@ -27,3 +27,4 @@ class VerificationReport:
     observations: int = 0
     path_length: float = 0.0
     message: str = ""
+    reached: bool = True  # the approach got within reach of the candidate

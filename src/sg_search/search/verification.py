@@ -192,6 +192,7 @@ class Verifier:
             len(credibility.scores),
             approach.path_length,
             credibility.summary(),
+            reached=approach.success,
         )
         return self._confirm(candidate, report)
 

@@ -117,22 +117,6 @@ def test_margin_picks_the_nearest_of_the_good_and_zero_margin_is_greedy() -> Non
     assert "cabinet_0" in greedy.explanation
 
 
-def test_ratio_selection_takes_the_most_utility_per_metre_and_margin_does_not() -> None:
-    g = house()
-    # cabinet 0.75 at 20 m, hall 0.7 at 30 m, chair 0.30 at 1 m; the frontier's distance unknown
-    distances = {"cabinet_0": 20.0, "hall_0": 30.0, "chair_0": 1.0, "sofa_0": 1.0}
-    observation = ReasonerInput(g, "plate", distances)
-    margin = reasoner().decide(observation).best
-    assert margin is not None and margin.node_id == "cabinet_0"
-    ratio = reasoner(selection="ratio", cost_offset_m=5.0).decide(observation)  # type: ignore[arg-type]
-    assert ratio.best is not None and ratio.best.node_id == "chair_0"  # 0.30 / 6 > 0.75 / 25
-    assert "per metre" in ratio.explanation
-    far = reasoner(selection="ratio", cost_offset_m=100.0).decide(observation).best  # type: ignore[arg-type]
-    assert far is not None and far.node_id == "cabinet_0"  # a large offset leaves the utility's order
-    with pytest.raises(ValueError, match="selection 'nearest'"):
-        UtilityParams(selection="nearest")
-
-
 def test_request_words_and_plurals_do_not_reach_the_scorers() -> None:
     seen: list[str] = []
 

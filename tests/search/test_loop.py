@@ -363,14 +363,13 @@ def test_a_container_perception_reported_anew_once_open_is_the_one_closed() -> N
 
 class FarWorld(ScriptedWorld):
     """Approaches to the candidate fail ``failures`` times (the base never got within reach),
-    then arrive; every execution (the drawer) succeeds and is counted."""
+    then arrive; every other execution succeeds after 1 m of driving."""
 
     def __init__(self, graph: SceneGraph, failures: int) -> None:
         super().__init__(lambda: graph, self._act)
-        self.failures, self.approaches, self.acted = failures, 0, 0
+        self.failures, self.approaches = failures, 0
 
     def _act(self, candidate: Candidate) -> ExecutionReport:
-        self.acted += 1
         return ExecutionReport(True, 1.0)
 
     def approach(self, node: SceneNode) -> ExecutionReport:
@@ -386,7 +385,7 @@ def _kitchen_only() -> SceneGraph:
 
 @pytest.mark.parametrize(
     ("house", "failures", "retried_at"),
-    [(_house, 1, 6), (_house, 5, 6), (_kitchen_only, 1, 3)],
+    [(_house, 1, 5), (_house, 5, 5), (_kitchen_only, 1, 3)],
     ids=["arrives-the-second-time", "never-arrives", "nothing-else-to-do"],
 )
 def test_a_find_verified_out_of_reach_is_approached_again_before_the_search_ends(
@@ -396,14 +395,15 @@ def test_a_find_verified_out_of_reach_is_approached_again_before_the_search_ends
     integrate_instances(graph, 1, [ObjectInstance("p", "passport", 0.9, (-1.0, -1.0, 0.2))])
     world = FarWorld(graph, failures)
     verifier = Verifier(world, CredibilityParams(), lambda labels, goal: [0.0] * len(labels))
-    params = SearchParams(unreached_retry_steps=5)
+    params = SearchParams(unreached_retry_m=3.0)
     outcome = run_search(
         "passport", create_reasoner("random"), world, params=params, verifier=verifier, sleep=_no_sleep
     )
     assert outcome.success and outcome.found is not None and outcome.found.id == "p"
-    # the first acceptance, out of reach, did not end the search; it went on (the unexplored
-    # bedroom, while there is one) and approached the passport again 5 steps later, or at the next
-    # step when nothing else was left; the second acceptance ends it, arrived or not
+    # the first acceptance, out of reach, did not end the search: it went on (to the unexplored
+    # bedroom, where there is one) and approached the passport again once the base had driven
+    # 3 m more, or at the next step when nothing else was left; the second acceptance ends it,
+    # arrived or not
     assert world.approaches == 2
     assert [s.step for s in outcome.trace if s.phase == "verify"] == [1, retried_at]
     assert outcome.story[0] == "saw passport p out of reach"

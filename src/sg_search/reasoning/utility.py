@@ -8,12 +8,8 @@ Utilities for a query q:
   room influence w (``room_influence``); without room influence u = p_cooc(o, q);
 - frontier: ``frontier_share`` times the best utility of the objects within
   ``frontier_radius_m`` of it, at least ``frontier_floor``; else ``frontier_default``.
-Selection (``selection``): "margin" (SCOUT): u* = max utility; among the nodes with
-u ≥ u* − ``margin`` the one with the shortest geodesic distance wins (``margin`` = 0 is
-greedy). "ratio": the node with the most utility per metre, u / (d + ``cost_offset_m``), the
-order that minimises the expected cost of finding an object hidden in one of several boxes
-when u is its probability there and d + offset the cost of looking (the offset stands for
-what acting on a node costs beyond the way there: turns, the open, the look).
+Selection: u* = max utility; among the nodes with u ≥ u* − ``margin`` the one with the
+shortest geodesic distance wins (``margin`` = 0 is greedy).
 
 The learned scores come from :class:`~sg_search.reasoning.knowledge.KnowledgeModel`; the
 SBERT baseline replaces both with the cosine similarity of the query and the node's label.
@@ -64,8 +60,6 @@ class UtilityParams:
         holder_prior: exponent β of the holder prior's weight on co-occurrence,
             the odds of p_cooc times weight(holder, room)^β (0 = the knowledge alone; see
             :func:`sg_search.reasoning.knowledge.holder_prior.weigh`).
-        selection: "margin" or "ratio" (see the module's docstring).
-        cost_offset_m: [m] added to a node's geodesic distance under "ratio" selection.
         room_relative: p_room is divided by the best p_room over every room type for the
             query (the knowledge's room vocabulary), so the likeliest kind of room scores 1
             whatever the query: the learned p_room is not calibrated across queries (0.26 for
@@ -82,12 +76,6 @@ class UtilityParams:
     frontier_floor: float = 0.3
     holder_prior: float = 2.0
     room_relative: bool = False
-    selection: str = "margin"
-    cost_offset_m: float = 5.0
-
-    def __post_init__(self) -> None:
-        if self.selection not in ("margin", "ratio"):
-            raise ValueError(f"selection {self.selection!r} is neither 'margin' nor 'ratio'")
 
 
 PairScorer = Callable[[Sequence[str], Sequence[str]], np.ndarray]
@@ -238,21 +226,15 @@ class UtilityReasoner(Reasoner):
         )
         best_u = -keyed[0][0]
         within = [k for k in keyed if -k[0] >= best_u - self.params.margin]
-        if self.params.selection == "ratio":
-            offset = self.params.cost_offset_m
-            pick = max(keyed, key=lambda k: (-k[0] / (k[1] + offset), -k[0]))
-        else:
-            pick = min(within, key=lambda k: (k[1], k[0], k[2]))
+        pick = min(within, key=lambda k: (k[1], k[0], k[2]))
         scored = [
             Candidate(i, a, -nu, d, utilities[i][1])
             for nu, d, i, a in [pick, *(k for k in keyed if k is not pick)]
         ]
         chosen, rest = scored[0], scored[1:]
-        explanation = f"{chosen.node_id}: utility {chosen.utility:.2f} ({chosen.reason}); " + (
-            f"nearest of {len(within)} within {self.params.margin:.2f} of the best {best_u:.2f}"
-            if self.params.selection == "margin"
-            else f"most per metre, {chosen.utility:.2f} over {chosen.distance:.1f} + "
-            f"{self.params.cost_offset_m:.1f} m (the best {best_u:.2f})"
+        explanation = (
+            f"{chosen.node_id}: utility {chosen.utility:.2f} ({chosen.reason}); nearest of "
+            f"{len(within)} within {self.params.margin:.2f} of the best {best_u:.2f}"
         )
         return Decision((chosen, *rest), explanation)
 

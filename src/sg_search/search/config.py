@@ -27,7 +27,7 @@ class ReasonerNodeConfig:
     close_after_search: bool = True
     look_around: bool = True
     sweep_rooms: bool = True
-    unreached_retry_steps: int = 3
+    unreached_retry_m: float = 2.0
     verify: bool = True
     verify_threshold: float = 0.8
     verify_max_observations: int = 10
@@ -83,7 +83,7 @@ class ReasonerNodeConfig:
             close_after_search=self.close_after_search,
             look_around=self.look_around,
             sweep_rooms=self.sweep_rooms,
-            unreached_retry_steps=self.unreached_retry_steps,
+            unreached_retry_m=self.unreached_retry_m,
         )
 
     def credibility(self) -> CredibilityParams:

@@ -75,11 +75,12 @@ class SearchParams:
             showed: a map that is complete on the floor may still have missed a wall cabinet
             above the camera's view on the way in (a train search ended so with 571 of 1,500
             actions left).
-        unreached_retry_steps: a candidate verification accepted from where its approach
-            failed (the base is not within reach: ObjectNav's success region) does not end the
-            search: it searches on and approaches it again after this many steps (or at once
-            when nothing else is left to do); the second acceptance ends the search wherever
-            the base stands.
+        unreached_retry_m: a candidate verification accepted from where its approach failed
+            (the base is not within reach: ObjectNav's success region) does not end the
+            search: it searches on and approaches it again once the base has driven this much
+            farther [m] (the map has grown, the base stands elsewhere), or when nothing else is
+            left to do (after second chances and sweeps); the second acceptance ends the search
+            wherever the base stands.
     """
 
     max_steps: int = 50
@@ -92,7 +93,7 @@ class SearchParams:
     close_after_search: bool = True
     look_around: bool = False
     sweep_rooms: bool = False
-    unreached_retry_steps: int = 3
+    unreached_retry_m: float = 2.0
 
     def __post_init__(self) -> None:
         """Budgets that bind: ValueError naming the field for a NaN, a negative number or
@@ -101,7 +102,7 @@ class SearchParams:
             raise ValueError(f"max_steps must be at least 1, got {self.max_steps}")
         if math.isnan(self.timeout_s) or self.timeout_s <= 0:
             raise ValueError(f"timeout_s must be a positive number of seconds, got {self.timeout_s}")
-        for name in ("step_period_s", "settle_s", "unreachable_after_m"):
+        for name in ("step_period_s", "settle_s", "unreachable_after_m", "unreached_retry_m"):
             value = getattr(self, name)
             if not (math.isfinite(value) and value >= 0):
                 unit = "metres" if name.endswith("_m") else "seconds"
@@ -110,8 +111,6 @@ class SearchParams:
             raise ValueError(f"min_confidence must lie in [0, 1], got {self.min_confidence}")
         if self.max_failures < 1:
             raise ValueError(f"max_failures must be at least 1, got {self.max_failures}")
-        if self.unreached_retry_steps < 0:
-            raise ValueError(f"unreached_retry_steps must be >= 0, got {self.unreached_retry_steps}")
 
 
 @dataclass(frozen=True)
@@ -189,14 +188,10 @@ def run_search(
     rejected: set[str] = set()  # nodes whose execution failed (skipped by the reasoner)
     retried: set[str] = set()  # failed nodes already given their second chance
     swept: set[str] = set()  # rooms turned in before giving up (params.sweep_rooms)
-    unreached: dict[str, int] = {}  # candidates accepted out of reach -> the step they are due again
+    unreached: dict[str, float] = {}  # candidates accepted out of reach -> the path length [m] due again
     failures = 0
 
-    def report(step: SearchStep) -> None:
-        outcome.trace.append(step)
-        if on_step is not None:
-            on_step(step)
-
+    report = _reporter(outcome, on_step)
     verify = _verification(verifier, _or_late(should_stop, clock, start + params.timeout_s))
     _look_around(outcome, acting, params.look_around and not should_stop(), report)
 
@@ -210,7 +205,7 @@ def run_search(
         if graph is None:
             outcome.error, outcome.message = SearchError.GRAPH_UNAVAILABLE, "no scene graph available"
             return outcome
-        waiting = {i for i, due in unreached.items() if step < due}
+        waiting = _waiting(unreached, outcome.path_length)
         candidate = _visible(graph, category, params, frozenset(outcome.rejected_candidates) | waiting)
         if candidate is not None:
             if _accept(outcome, graph, candidate, step, verify, report, (unreached, params)):
@@ -220,13 +215,15 @@ def run_search(
         decision = reasoner.decide(observation)
         best = decision.best
         if best is None:
-            if _due_now(unreached, waiting, step) or _second_chance(rejected, retried):
+            if _second_chance(rejected, retried):
                 continue
             if acting is not None and clock() - idle_since >= params.settle_s:
                 if params.sweep_rooms and _sweep(
                     outcome, acting, reasoner.rank_rooms(observation), swept, report
                 ):
                     idle_since = clock()  # what the turn showed may take perception a moment
+                    continue
+                if _due_now(unreached, waiting, outcome.path_length):
                     continue
                 return _nothing_left(outcome, category)
             step -= _wait(outcome, step, acting is None, report)
@@ -249,6 +246,19 @@ def run_search(
         if failures < 0:
             return outcome
     return _last_look(outcome, world.graph(), category, params, verify, report)
+
+
+def _reporter(
+    outcome: SearchOutcome, on_step: Callable[[SearchStep], None] | None
+) -> Callable[[SearchStep], None]:
+    """Each step into the outcome's trace, then to ``on_step``."""
+
+    def report(step: SearchStep) -> None:
+        outcome.trace.append(step)
+        if on_step is not None:
+            on_step(step)
+
+    return report
 
 
 def _look_around(
@@ -307,10 +317,15 @@ def _nothing_left(outcome: SearchOutcome, category: str) -> SearchOutcome:
     return outcome
 
 
-def _due_now(unreached: dict[str, int], waiting: set[str], step: int) -> bool:
-    """With nothing else to do, the candidates accepted out of reach are due again now; True
-    if there were any."""
-    unreached.update(dict.fromkeys(waiting, step))
+def _waiting(unreached: dict[str, float], path_length: float) -> set[str]:
+    """The candidates accepted out of reach that are not due again at ``path_length`` [m]."""
+    return {i for i, due in unreached.items() if path_length < due}
+
+
+def _due_now(unreached: dict[str, float], waiting: set[str], path_length: float) -> bool:
+    """With nothing else to do (no second chance, no room left to sweep), the candidates
+    accepted out of reach are due again now; True if there were any."""
+    unreached.update(dict.fromkeys(waiting, path_length))
     return bool(waiting)
 
 
@@ -500,19 +515,19 @@ def _accept(
     step: int,
     verify: Callable[[SceneNode], VerificationReport],
     report: Callable[[SearchStep], None],
-    unreached: tuple[dict[str, int], SearchParams] | None = None,
+    unreached: tuple[dict[str, float], SearchParams] | None = None,
 ) -> bool:
     """Verify a goal candidate; True (outcome filled in) if accepted, else it is remembered:
     as rejected, or (given ``unreached``: the candidates accepted out of reach and the
-    search's params) as due again ``unreached_retry_steps`` later when it was accepted from
-    where its approach failed, the first time."""
+    search's params) as due again ``unreached_retry_m`` of driving later when it was accepted
+    from where its approach failed, the first time."""
     report(SearchStep(step, "verify", candidate.id, candidate.confidence, "re-observing the candidate"))
     check = verify(candidate)
     outcome.path_length += check.path_length
     if check.accepted and not check.reached and unreached is not None and candidate.id not in unreached[0]:
-        due, retry = unreached[0], unreached[1].unreached_retry_steps
-        due[candidate.id] = step + retry
-        message = f"{check.message}; not within reach of it: searching on, approached again in {retry} steps"
+        due, retry = unreached[0], unreached[1].unreached_retry_m
+        due[candidate.id] = outcome.path_length + retry
+        message = f"{check.message}; not within reach of it: searching on, approached again {retry:.1f} m on"
         outcome.story.append(f"saw {candidate.category} {candidate.id} out of reach")
         report(SearchStep(step, "recover", candidate.id, check.credibility, message, outcome.path_length))
         return False

@@ -188,7 +188,7 @@ def run_search(
     rejected: set[str] = set()  # nodes whose execution failed (skipped by the reasoner)
     retried: set[str] = set()  # failed nodes already given their second chance
     swept: set[str] = set()  # rooms turned in before giving up (params.sweep_rooms)
-    unreached: dict[str, float] = {}  # candidates accepted out of reach -> the path length [m] due again
+    out_of_reach = _OutOfReach(params.unreached_retry_m)
     failures = 0
 
     report = _reporter(outcome, on_step)
@@ -205,10 +205,10 @@ def run_search(
         if graph is None:
             outcome.error, outcome.message = SearchError.GRAPH_UNAVAILABLE, "no scene graph available"
             return outcome
-        waiting = _waiting(unreached, outcome.path_length)
+        waiting = out_of_reach.waiting(outcome.path_length)
         candidate = _visible(graph, category, params, frozenset(outcome.rejected_candidates) | waiting)
         if candidate is not None:
-            if _accept(outcome, graph, candidate, step, verify, report, (unreached, params)):
+            if _accept(outcome, graph, candidate, step, verify, report, out_of_reach):
                 return outcome
             continue  # rejected or out of reach: look at the graph again before deciding
         observation = _observation(world, graph, query, rejected)
@@ -223,7 +223,7 @@ def run_search(
                 ):
                     idle_since = clock()  # what the turn showed may take perception a moment
                     continue
-                if _due_now(unreached, waiting, outcome.path_length):
+                if out_of_reach.due_now(waiting, outcome.path_length):
                     continue
                 return _nothing_left(outcome, category)
             step -= _wait(outcome, step, acting is None, report)
@@ -317,16 +317,30 @@ def _nothing_left(outcome: SearchOutcome, category: str) -> SearchOutcome:
     return outcome
 
 
-def _waiting(unreached: dict[str, float], path_length: float) -> set[str]:
-    """The candidates accepted out of reach that are not due again at ``path_length`` [m]."""
-    return {i for i, due in unreached.items() if path_length < due}
+@dataclass
+class _OutOfReach:
+    """Candidates verification accepted from where the base could not get within reach
+    (``SearchParams.unreached_retry_m``), by the path length [m] at which each is due again."""
 
+    retry_m: float
+    due: dict[str, float] = field(default_factory=dict)
 
-def _due_now(unreached: dict[str, float], waiting: set[str], path_length: float) -> bool:
-    """With nothing else to do (no second chance, no room left to sweep), the candidates
-    accepted out of reach are due again now; True if there were any."""
-    unreached.update(dict.fromkeys(waiting, path_length))
-    return bool(waiting)
+    def waiting(self, path_length: float) -> frozenset[str]:
+        """The candidates not due again at ``path_length`` [m]."""
+        return frozenset(i for i, due in self.due.items() if path_length < due)
+
+    def defer(self, candidate_id: str, path_length: float) -> bool:
+        """Defer a candidate the first time it is accepted out of reach (True), not again."""
+        if candidate_id in self.due:
+            return False
+        self.due[candidate_id] = path_length + self.retry_m
+        return True
+
+    def due_now(self, waiting: frozenset[str], path_length: float) -> bool:
+        """With nothing else to do (no second chance, no room left to sweep), the ``waiting``
+        candidates are due again now; True if there were any."""
+        self.due.update(dict.fromkeys(waiting, path_length))
+        return bool(waiting)
 
 
 def _second_chance(rejected: set[str], retried: set[str]) -> bool:
@@ -515,18 +529,17 @@ def _accept(
     step: int,
     verify: Callable[[SceneNode], VerificationReport],
     report: Callable[[SearchStep], None],
-    unreached: tuple[dict[str, float], SearchParams] | None = None,
+    out_of_reach: _OutOfReach | None = None,
 ) -> bool:
     """Verify a goal candidate; True (outcome filled in) if accepted, else it is remembered:
-    as rejected, or (given ``unreached``: the candidates accepted out of reach and the
-    search's params) as due again ``unreached_retry_m`` of driving later when it was accepted
-    from where its approach failed, the first time."""
+    as rejected, or in ``out_of_reach`` the first time it is accepted from where its approach
+    failed."""
     report(SearchStep(step, "verify", candidate.id, candidate.confidence, "re-observing the candidate"))
     check = verify(candidate)
     outcome.path_length += check.path_length
-    if check.accepted and not check.reached and unreached is not None and candidate.id not in unreached[0]:
-        due, retry = unreached[0], unreached[1].unreached_retry_m
-        due[candidate.id] = outcome.path_length + retry
+    unreached = check.accepted and not check.reached
+    if unreached and out_of_reach is not None and out_of_reach.defer(candidate.id, outcome.path_length):
+        retry = out_of_reach.retry_m
         message = f"{check.message}; not within reach of it: searching on, approached again {retry:.1f} m on"
         outcome.story.append(f"saw {candidate.category} {candidate.id} out of reach")
         report(SearchStep(step, "recover", candidate.id, check.credibility, message, outcome.path_length))

@@ -205,8 +205,8 @@ def run_search(
         if graph is None:
             outcome.error, outcome.message = SearchError.GRAPH_UNAVAILABLE, "no scene graph available"
             return outcome
-        waiting = out_of_reach.waiting(outcome.path_length)
-        candidate = _visible(graph, category, params, frozenset(outcome.rejected_candidates) | waiting)
+        passed_over = frozenset(outcome.rejected_candidates) | out_of_reach.waiting(outcome.path_length)
+        candidate = _visible(graph, category, params, passed_over)
         if candidate is not None:
             if _accept(outcome, graph, candidate, step, verify, report, out_of_reach):
                 return outcome
@@ -223,7 +223,7 @@ def run_search(
                 ):
                     idle_since = clock()  # what the turn showed may take perception a moment
                     continue
-                if out_of_reach.due_now(waiting, outcome.path_length):
+                if out_of_reach.due_now(outcome.path_length):
                     continue
                 return _nothing_left(outcome, category)
             step -= _wait(outcome, step, acting is None, report)
@@ -336,9 +336,10 @@ class _OutOfReach:
         self.due[candidate_id] = path_length + self.retry_m
         return True
 
-    def due_now(self, waiting: frozenset[str], path_length: float) -> bool:
-        """With nothing else to do (no second chance, no room left to sweep), the ``waiting``
-        candidates are due again now; True if there were any."""
+    def due_now(self, path_length: float) -> bool:
+        """With nothing else to do (no second chance, no room left to sweep), every waiting
+        candidate is due again now; True if there was any."""
+        waiting = self.waiting(path_length)
         self.due.update(dict.fromkeys(waiting, path_length))
         return bool(waiting)
 

@@ -85,19 +85,3 @@ def test_bad_goals_give_clear_errors() -> None:
         field.path_to((8.0, 6.0))
     with pytest.raises(PlanningError, match="start"):
         DistanceField(traversable(enclosed, SPEC, PARAMS), SPEC, (-3.0, 2.0), PARAMS)
-
-
-def test_a_start_joined_to_its_region_at_a_cell_corner_alone_reaches_the_region() -> None:
-    """A start in a sliver of two traversable cells whose only link to the rest of the free
-    square is one cell's corner (what the map can leave where the base squeezed by a chair):
-    FMM marches across cell edges and reached the two cells alone, so every goal looked
-    unreachable; the field now reaches the square and a path leads there."""
-    free = np.zeros(SPEC.shape, dtype=bool)
-    free[10:90, 10:90] = True  # the square: x, y 0.5 .. 4.5 m
-    free[90, 90] = free[90, 91] = True  # the sliver, joined to (89, 89) by a corner alone
-    field = DistanceField(free, SPEC, (4.575, 4.525), PlannerParams(robot_radius=0.0, snap_radius=0.0))
-    assert field.start == (90, 91)
-    assert np.isfinite(field.distance_to((1.0, 1.0)))
-    assert np.count_nonzero(np.isfinite(field.distance)) == np.count_nonzero(free)
-    path = field.path_to((1.0, 1.0))
-    assert np.allclose(path[-1], (1.025, 1.025), atol=0.05)

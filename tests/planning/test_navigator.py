@@ -249,3 +249,46 @@ def test_a_base_in_a_pocket_of_the_map_drives_back_along_its_track(escape_area_m
     else:
         assert result.code == NavError.NO_VALID_PATH and result.path_length == 0.0, result
         assert actuator.pose()[0] > 6.5 and navigator.escapes == 0
+
+
+def _room(door_shut: bool) -> np.ndarray:
+    """The free square with a room of 4 x 4 m in its corner (x, y 6 .. 10 m) behind walls at
+    x = 6 m and y = 6 m, its doorway 1 m wide at x = 7.5 .. 8.5 m on y = 6 m; ``door_shut``:
+    the map has since closed the doorway (what it does not truly hold). A box walled on every
+    side at x, y 1 .. 3 m holds floor that no way reaches."""
+    states = _wall_map(gap=True)
+    states[:, 100] = FREE  # no wall at x = 5 m
+    states[120:, 120] = OCCUPIED  # x = 6 m, y >= 6 m
+    states[120, 120:] = OCCUPIED  # y = 6 m, x >= 6 m
+    states[120, 150:170] = OCCUPIED if door_shut else FREE
+    states[20:61, [20, 60]] = OCCUPIED
+    states[[20, 60], 20:61] = OCCUPIED
+    return states
+
+
+@pytest.mark.parametrize("escape_area_m2", [0.5, 0.0])
+def test_a_base_the_map_shut_in_a_room_drives_back_through_the_doorway_it_came_by(
+    escape_area_m2: float,
+) -> None:
+    """The base drove into the room; the map then closed its doorway: the base's region is the
+    room's 16 m^2 (no pocket) and no plan leaves it. For a goal outside, whose region the track
+    passes through, it drives back the way it came and arrives; for a goal no track reaches (in
+    the walled box) it gives up where it stands, as it does for any goal with escape_area_m2 0."""
+    truth = _room(door_shut=False)
+    known = [truth]
+    navigator = Navigator(SPEC, lambda: known[0], replace(PARAMS, escape_area_m2=escape_area_m2))
+    actuator = GridActuator(truth, (4.0, 4.0, 0.0))
+    base = DiscreteBase(actuator, PARAMS.follower)
+    assert navigator.navigate(base, (8.0, 8.5), tolerance=0.15).success
+    known[0] = _room(door_shut=True)
+    walled = navigator.navigate(base, (2.0, 2.0), tolerance=0.3)
+    assert walled.code == NavError.NO_VALID_PATH and walled.path_length == 0.0, walled
+    assert navigator.escapes == 0
+    result = navigator.navigate(base, (2.0, 8.0), tolerance=0.3)
+    if escape_area_m2 > 0:
+        assert result.success, result
+        assert math.dist(actuator.pose()[:2], (2.0, 8.0)) <= 0.3
+        assert navigator.escapes == 1
+    else:
+        assert result.code == NavError.NO_VALID_PATH and result.path_length == 0.0, result
+        assert actuator.pose()[1] > 6.0 and navigator.escapes == 0

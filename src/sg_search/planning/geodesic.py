@@ -84,11 +84,6 @@ class DistanceField:
             distance[box] = np.asarray(np.ma.filled(field, np.inf), dtype=float)
         except ValueError:  # no 4-connected neighbour of the start: FMM has no front; Dijkstra does
             distance = dijkstra_field(region, spec, self.start)
-        # FMM marches across cell edges only: from a start in a sliver joined to the rest of its
-        # region at cell corners alone it reaches the sliver, and every goal looked unreachable
-        # (a base shut in where it stood); Dijkstra's eight neighbours pass the corners
-        if 2 * np.count_nonzero(np.isfinite(distance) & region) < np.count_nonzero(region):
-            distance = dijkstra_field(region, spec, self.start)
         distance[~region] = np.inf
         # skfmm measures from the zero level set, half a cell from the start cell's centre
         distance[np.isfinite(distance)] += spec.resolution / 2.0

@@ -120,7 +120,7 @@ def run_episode(
             "decisions": float(outcome.steps),
             "false_positives_rejected": float(len(outcome.rejected_candidates)),
             "rooms_swept": float(sum(step.phase == "sweep" for step in outcome.trace)),
-            "track_escapes": float(env.robot.navigator.escapes),
+            "pocket_escapes": float(env.robot.navigator.escapes),
             "frames": float(env.frames),
             **reasoner.stats(),
         }

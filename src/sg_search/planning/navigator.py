@@ -19,10 +19,7 @@ plan fails at every clearance although the base drove in. When the region the ba
 in at the least clearance holds less than ``escape_area_m2`` of floor, the navigator drives back
 along its own track (the points it passed, every ``TRACK_SPACING_M``, across navigations) to
 the first point in a larger region, once per navigation, and plans again from there: the base
-fitted there on its way in, whatever the map shows now. The map can also close the way the
-base came by behind a larger region (a doorway it drove through, later mapped shut): when the
-goal's region is another than the base's and the track passes through it, the base drives back
-along the track to the first point in the goal's region, on the same terms.
+fitted there on its way in, whatever the map shows now.
 """
 
 from __future__ import annotations
@@ -140,7 +137,7 @@ class Navigator:
         self.states = states
         self.params = params or NavigatorParams()
         self.track: deque[tuple[float, float]] = deque(maxlen=TRACK_POINTS)  # [m] oldest first
-        self.escapes = 0  # drives back along the track begun (module docstring)
+        self.escapes = 0  # drives back out of a pocket begun (module docstring)
 
     def fields(self, start: tuple[float, float]) -> Iterator[tuple[NDArray[np.bool_], DistanceField]]:
         """(traversable cells, distance field from ``start``) per clearance, safest first, built
@@ -178,67 +175,52 @@ class Navigator:
 
     def _area(self, states: NDArray[np.int8], start: tuple[float, float]) -> float:
         """The floor [m^2] of the region the base at ``start`` is placed in, at the least clearance."""
-        return self._regions(states)(start, self.params.planners[-1].snap_radius)[1]
+        return self._region_area(states)(start, self.params.planners[-1].snap_radius)
 
-    def _regions(self, states: NDArray[np.int8]) -> Callable[[tuple[float, float], float], tuple[int, float]]:
-        """A function of a point [m] and a snap radius [m]: the label and the floor [m^2] of the
-        region of ``states`` that the point is placed in (:func:`snap_to_free`) at the least
-        clearance; (0, 0) where it cannot be placed."""
+    def _region_area(self, states: NDArray[np.int8]) -> Callable[[tuple[float, float], float], float]:
+        """A function of a point [m] and a snap radius [m]: the floor [m^2] of the region of
+        ``states`` that the point is placed in (:func:`snap_to_free`) at the least clearance, 0
+        where it cannot be placed."""
         planner = self.params.planners[-1]
         free = traversable(states, self.spec, planner)
         labels, _ = ndimage.label(free, structure=np.ones((3, 3), dtype=bool))
         areas = np.bincount(labels.ravel()) * self.spec.resolution**2
         areas[0] = 0.0  # not traversable
 
-        def region(xy: tuple[float, float], snap_radius: float) -> tuple[int, float]:
+        def area(xy: tuple[float, float], snap_radius: float) -> float:
             try:
-                label = int(labels[snap_to_free(free, self.spec, xy, snap_radius, "point")])
+                return float(areas[labels[snap_to_free(free, self.spec, xy, snap_radius, "point")]])
             except PlanningError:
-                return 0, 0.0
-            return label, float(areas[label])
+                return 0.0
 
-        return region
+        return area
 
-    def way_out(
-        self, start: tuple[float, float], goal: tuple[float, float] | None = None
-    ) -> NDArray[np.float64] | None:
-        """A path (N, 2) [m] from ``start`` back along the track: out of a pocket (a region of
-        less than ``escape_area_m2`` at the least clearance) to the track's newest point in a
-        region of at least that, or else into the region of ``goal`` when it is another than
-        the base's, to the track's newest point in it; None when the track leads to neither
-        (module docstring)."""
+    def way_out(self, start: tuple[float, float]) -> NDArray[np.float64] | None:
+        """A path (N, 2) [m] from ``start`` back along the track to its newest point in a region
+        of at least ``escape_area_m2`` at the least clearance; None when the base at ``start`` is
+        not in a smaller one (a pocket), or the track does not leave it (module docstring)."""
         p = self.params
         if p.escape_area_m2 <= 0 or not self.track:
             return None
-        region = self._regions(self.states())
-        snap = p.planners[-1].snap_radius
-        here, area = region(start, snap)
-        pocket = area < p.escape_area_m2
-        there = region(goal, snap)[0] if goal is not None and not pocket else 0
-        if not pocket and there in (0, here):
+        area = self._region_area(self.states())
+        if area(start, p.planners[-1].snap_radius) >= p.escape_area_m2:
             return None
         way = [start]
         for point in reversed(self.track):
             way.append(point)
-            label, area = region(point, 0.0)
-            if (area >= p.escape_area_m2) if pocket else (label == there):
+            if area(point, 0.0) >= p.escape_area_m2:
                 return np.array(way, dtype=float)
         return None
 
     def _escape(
-        self,
-        start: tuple[float, float],
-        goal: tuple[float, float],
-        failure: tuple[NavError, str, bool],
-        escaped: bool,
+        self, start: tuple[float, float], failure: tuple[NavError, str, bool], escaped: bool
     ) -> PathFollower | None:
         """A follower on :meth:`way_out` (to its end at the controller's own tolerance, whatever
-        the navigation's), when ``failure`` is no way at all (not a detour), the track leads out
-        of a pocket or into the goal's region, and the navigation has not ``escaped`` already;
-        else None."""
+        the navigation's), when ``failure`` is no way at all (not a detour), the base is in a
+        pocket and the navigation has not ``escaped`` one already; else None."""
         code, _, detour = failure
-        no_way = code == NavError.NO_VALID_PATH and not detour and not escaped
-        way_out = self.way_out(start, goal) if no_way else None
+        pocketed = code == NavError.NO_VALID_PATH and not detour and not escaped
+        way_out = self.way_out(start) if pocketed else None
         if way_out is None:
             return None
         follower = PathFollower(self.params.follower)
@@ -314,7 +296,7 @@ class Navigator:
         start = base.now()
         travelled, last, planned_at = 0.0, None, -math.inf
         shortest = math.inf  # [m] the shortest way (driven + planned) of the plans so far
-        escape: PathFollower | None = None  # driving back along the track (module docstring)
+        escape: PathFollower | None = None  # driving back out of a pocket (module docstring)
         escaped = False  # once per navigation
 
         def ended(code: NavError, message: str = "", detour: bool = False) -> NavResult:
@@ -340,7 +322,7 @@ class Navigator:
             if now - planned_at >= p.replan_period_s and escape is None:
                 path, shortest, failure = self._replan(pose[:2], goal, travelled, shortest)
                 if path is None:
-                    escape = self._escape(pose[:2], goal, failure, escaped)
+                    escape = self._escape(pose[:2], failure, escaped)
                     if escape is None:
                         return ended(*failure)
                     escaped, path = True, escape.path

@@ -7,7 +7,6 @@ import pytest
 
 from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import FREE, OCCUPIED, UNKNOWN
-from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.geodesic import (
     DistanceField,
     PlannerParams,
@@ -86,33 +85,3 @@ def test_bad_goals_give_clear_errors() -> None:
         field.path_to((8.0, 6.0))
     with pytest.raises(PlanningError, match="start"):
         DistanceField(traversable(enclosed, SPEC, PARAMS), SPEC, (-3.0, 2.0), PARAMS)
-
-
-@pytest.mark.parametrize("corners", [True, False])
-def test_a_start_joined_to_its_region_at_a_cell_corner_alone_reaches_it_at_the_least_clearance(
-    corners: bool,
-) -> None:
-    """A start in a sliver of two traversable cells whose only link to the rest of the free
-    square is one cell's corner (what the map can leave where the base squeezed by a chair):
-    FMM marches across cell edges and reaches the two cells alone. At the least clearance
-    (``corners``) the field reaches the square and a path leads there: without it every goal
-    looked unreachable and the base was shut in; at a safer one the planner hands on to the
-    next clearance, as before."""
-    free = np.zeros(SPEC.shape, dtype=bool)
-    free[10:90, 10:90] = True  # the square: x, y 0.5 .. 4.5 m
-    free[90, 90] = free[90, 91] = True  # the sliver, joined to (89, 89) by a corner alone
-    params = PlannerParams(robot_radius=0.0, snap_radius=0.0, corners=corners)
-    field = DistanceField(free, SPEC, (4.575, 4.525), params)
-    assert field.start == (90, 91)
-    if corners:
-        assert np.count_nonzero(np.isfinite(field.distance)) == np.count_nonzero(free)
-        assert np.allclose(field.path_to((1.0, 1.0))[-1], (1.025, 1.025), atol=0.05)
-    else:
-        assert np.count_nonzero(np.isfinite(field.distance)) == 2
-        with pytest.raises(PlanningError, match="not reachable"):
-            field.path_to((1.0, 1.0))
-
-
-def test_only_the_least_clearance_passes_corners() -> None:
-    planners = FrontierPlannerConfig(clearance_margins=(0.05, 0.02, 0.0)).planners()
-    assert [p.corners for p in planners] == [False, False, True]

@@ -84,17 +84,12 @@ class FrontierPlannerConfig:
         return self.planners()[0]
 
     def planners(self) -> tuple[PlannerParams, ...]:
-        """Traversability per clearance, safest first; the least passes a cell's corner where the
-        march cannot (:class:`~sg_search.planning.geodesic.DistanceField`)."""
-        least = len(self.clearance_margins) - 1
+        """Traversability per clearance, safest first."""
         return tuple(
             PlannerParams(
-                robot_radius=self.robot_radius + margin,
-                unknown_is_free=self.unknown_is_free,
-                snap_radius=1.0,
-                corners=i == least,
+                robot_radius=self.robot_radius + margin, unknown_is_free=self.unknown_is_free, snap_radius=1.0
             )
-            for i, margin in enumerate(self.clearance_margins)
+            for margin in self.clearance_margins
         )
 
     def navigator(self) -> NavigatorParams:

@@ -39,7 +39,6 @@ class PlannerParams:
     robot_radius: float = 0.25
     unknown_is_free: bool = False
     snap_radius: float = 0.5
-    corners: bool = False  # a march stalled in a sliver of its region gives way to Dijkstra (DistanceField)
 
 
 def traversable(states: NDArray[np.int8], spec: GridSpec, params: PlannerParams) -> NDArray[np.bool_]:
@@ -83,17 +82,8 @@ class DistanceField:
         try:
             field = skfmm.distance(np.ma.MaskedArray(phi, mask=~region[box]), dx=spec.resolution)
             distance[box] = np.asarray(np.ma.filled(field, np.inf), dtype=float)
-        except ValueError:  # no edge neighbour of the start: nothing to march from
-            pass
-        # FMM crosses cell edges only: from a start in a sliver joined to the rest of its region
-        # at cell corners alone it reaches the sliver. With ``corners`` (the least clearance, the
-        # planner's last resort) a march that reached less than half of the region gives way to
-        # Dijkstra's eight neighbours, which pass the corners: else every goal looks unreachable
-        # and the base is shut in where it stands
-        reached = np.count_nonzero(np.isfinite(distance) & region)
-        if reached == 0 or (params.corners and 2 * reached < np.count_nonzero(region)):
-            start_in_box = (self.start[0] - rows[0], self.start[1] - cols[0])
-            distance[box] = dijkstra_field(region[box], spec, start_in_box)
+        except ValueError:  # no 4-connected neighbour of the start: FMM has no front; Dijkstra does
+            distance = dijkstra_field(region, spec, self.start)
         distance[~region] = np.inf
         # skfmm measures from the zero level set, half a cell from the start cell's centre
         distance[np.isfinite(distance)] += spec.resolution / 2.0

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from sg_search.bench.compare import BUDGETS, found_by
 from sg_search.bench.embodied_world import EmbodiedEpisode, StackConfig
 from sg_search.bench.failures import EndCause, classify
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
@@ -270,9 +271,6 @@ def _wall_time(
     return lines
 
 
-BUDGETS = (100, 250, 500, 1000, 1500)  # actions; ObjectNav's is 500 (SCOUT's Fig. 5 style curve)
-
-
 def _budget_curve(
     rows: list[dict[str, Any]],
     reasoners: tuple[str, ...],
@@ -288,7 +286,7 @@ def _budget_curve(
     curves: dict[str, list[float]] = {}
     for name in reasoners:
         mine = [r for r in rows if r["reasoner"] == name and "cause" in r]
-        curve = [float(np.mean([r["success"] > 0 and r["steps"] <= b for r in mine])) for b in budgets]
+        curve = [float(np.mean([found_by(r, b) for r in mine])) for b in budgets]
         curves[name] = curve
         summary.update({f"{name}/SR@{b}": v for b, v in zip(budgets, curve, strict=True)})
         summary.update(

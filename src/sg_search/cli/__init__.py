@@ -115,6 +115,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     llm_commands.add_llm_options(bench)
 
+    compare = sub.add_parser(
+        "compare", help="two closed-loop runs on the same episodes, pair by pair (McNemar, Wilson)"
+    )
+    compare.add_argument(
+        "results", type=Path, nargs="+", metavar="RESULTS",
+        help="one results file with two reasoners, or two files (closed-loop --results)",
+    )  # fmt: skip
+    compare.add_argument(
+        "--reasoners", default="",
+        help="comma-separated: the two to compare in one file, or one per file (default: the only ones)",
+    )  # fmt: skip
+    compare.add_argument("--json", type=Path, default=None, help="write machine-readable results here")
+
     sim = sub.add_parser("sim", help="simulator scenes: bddl houses and their procedural layouts")
     sim_sub = sim.add_subparsers(dest="sim_command", required=True, metavar="ACTION")
     scenes = sim_sub.add_parser("scenes", help="list the bddl scenes with rooms, furniture and split")
@@ -158,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _bench(args)
     if args.command == "sim":
         return _sim(args)
+    if args.command == "compare":
+        return _compare(args)
     if args.command == "view":
         return _view(args)
     if args.command == "llm":
@@ -190,6 +205,23 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.graph_command, getattr(args, "text", ""), getattr(args, "kind", ""), args.namespace
         )
     raise AssertionError(f"unhandled command {args.command}")
+
+
+def _compare(args: argparse.Namespace) -> int:
+    import json
+
+    from sg_search.bench.compare import compare, pick_sides
+
+    try:
+        reasoners = [r.strip() for r in args.reasoners.split(",") if r.strip()]
+        comparison = compare(*pick_sides(args.results, reasoners))
+    except ValueError as exc:
+        print(f"sg-search compare: {exc}", file=sys.stderr)
+        return 2
+    print(comparison.table())
+    if args.json is not None:
+        args.json.write_text(json.dumps(comparison.to_json(), indent=1) + "\n")
+    return 0
 
 
 def _view(args: argparse.Namespace) -> int:

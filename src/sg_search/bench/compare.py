@@ -1,0 +1,208 @@
+"""Two closed-loop runs on the same episodes, compared pair by pair (``sg-search compare``).
+
+A side is one reasoner's rows of one results file (``sg-search bench closed-loop --results``):
+two reasoners of one run (scout against nearest), or one reasoner in two runs (a change against
+main). Episodes are paired by their number in the run and must name the same scene and object
+on both sides. At each action budget B an episode counts as found when it succeeded within B
+actions (as in the benchmark's budget curve). What the comparison gives per budget: each side's
+finds with a Wilson 95 % interval, the discordant pairs (found by one side only) and the exact
+McNemar test on them (two-sided binomial, p = 0.5): whether the difference could be the draw of
+which episodes changed. It also lists the episodes that ended differently.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from scipy import stats
+
+from sg_search.config import default_params_file, load_node_params
+
+BUDGETS = (100, 250, 500, 1000, 1500)  # actions; ObjectNav's is 500 (SCOUT's Fig. 5 style curve)
+
+
+def found_by(row: Mapping[str, Any], budget: float) -> bool:
+    """True when the episode of ``row`` succeeded within ``budget`` actions."""
+    return bool(row.get("success", 0.0) > 0 and row.get("steps", float("inf")) <= budget)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One reasoner's episodes of one run: ``rows`` by episode number (0-based, the order the
+    run drew them), the run's action budget and a label for tables."""
+
+    label: str
+    reasoner: str
+    rows: Mapping[int, Mapping[str, Any]]
+    max_actions: int
+    episodes: str  # what decides the episodes: "<split> split, seed <n>" or the episodes file
+
+
+def load_sides(path: Path) -> dict[str, Side]:
+    """The sides a results file holds, one per reasoner (ValueError naming the file and what
+    is wrong when it is not a closed-loop results file)."""
+    try:
+        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable results file ({exc})") from exc
+    if not lines or lines[0].get("benchmark") != "closed-loop":
+        raise ValueError(f"{path}: not the results of `sg-search bench closed-loop` (no such header)")
+    work = lines[0].get("work", {})
+    rows = [r for r in lines[1:] if "reasoner" in r and "episode" in r]
+    agents = [a.strip() for a in str(work.get("agents", "")).split(",") if a.strip()]
+    if not agents:  # the run's default: its reasoners in the order of their first jobs
+        agents = list(dict.fromkeys(r["reasoner"] for r in sorted(rows, key=lambda r: r["episode"])))
+    max_actions = int(work.get("max_actions", 0)) or int(
+        load_node_params(default_params_file(), "embodied")["max_actions"]
+    )
+    episodes = work.get("episodes_file") or f"{work.get('split')} split, seed {work.get('seed')}"
+    sides = {}
+    for reasoner in agents:
+        mine = {int(r["episode"]) // len(agents): r for r in rows if r["reasoner"] == reasoner}
+        sides[reasoner] = Side(f"{reasoner} ({path.name})", reasoner, mine, max_actions, str(episodes))
+    return sides
+
+
+def pick_sides(paths: Sequence[Path], reasoners: Sequence[str] = ()) -> tuple[Side, Side]:
+    """The two sides to compare: the two reasoners of one file (or the two named), or one
+    reasoner of each of two files (the file's only one, or the one named for it)."""
+    if len(paths) not in (1, 2):
+        raise ValueError("compare takes one results file (two reasoners) or two (one reasoner each)")
+    loaded = [load_sides(p) for p in paths]
+    if len(paths) == 1:
+        names = list(reasoners) or list(loaded[0])
+        if len(names) != 2:
+            raise ValueError(f"{paths[0]} holds reasoners {', '.join(loaded[0])}: name two to compare")
+        return _side(loaded[0], names[0], paths[0]), _side(loaded[0], names[1], paths[0])
+    if reasoners and len(reasoners) != 2:
+        raise ValueError("with two files, name one reasoner per file (or none where each holds one)")
+    picked = []
+    for i, (sides, path) in enumerate(zip(loaded, paths, strict=True)):
+        if reasoners:
+            picked.append(_side(sides, reasoners[i], path))
+        elif len(sides) == 1:
+            picked.append(next(iter(sides.values())))
+        else:
+            raise ValueError(f"{path} holds reasoners {', '.join(sides)}: name one per file")
+    return picked[0], picked[1]
+
+
+def _side(sides: Mapping[str, Side], name: str, path: Path) -> Side:
+    if name not in sides:
+        raise ValueError(f"{path} holds no reasoner {name!r} (it holds {', '.join(sides)})")
+    return sides[name]
+
+
+@dataclass(frozen=True)
+class BudgetRow:
+    """One budget's paired counts: finds of A and B, found by A only and by B only, and the exact
+    McNemar p-value of the discordant pairs; Wilson 95 % intervals of both success rates."""
+
+    budget: int
+    found_a: int
+    found_b: int
+    only_a: int
+    only_b: int
+    p_value: float
+    interval_a: tuple[float, float]
+    interval_b: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Side A against side B on their common episodes."""
+
+    a: Side
+    b: Side
+    episodes: tuple[int, ...]
+    budgets: tuple[BudgetRow, ...]
+    changed: tuple[tuple[int, Mapping[str, Any], Mapping[str, Any]], ...]
+
+    def table(self) -> str:
+        """The comparison as text: the budget table, then the episodes that ended differently."""
+        n = len(self.episodes)
+        lines = [
+            f"A: {self.a.label}\nB: {self.b.label}\n{n} paired episodes ({self.a.episodes})",
+            f"{'budget':>7} {'A found':>8} {'B found':>8} {'A only':>7} {'B only':>7} "
+            f"{'SR A [95% CI]':>19} {'SR B [95% CI]':>19} {'B - A':>6} {'McNemar p':>10}",
+        ]
+        for r in self.budgets:
+            lines.append(
+                f"{r.budget:>7} {r.found_a:>8} {r.found_b:>8} {r.only_a:>7} {r.only_b:>7} "
+                f"{_rate(r.found_a, n, r.interval_a):>19} {_rate(r.found_b, n, r.interval_b):>19} "
+                f"{(r.found_b - r.found_a) / n:>+6.2f} {r.p_value:>10.3f}"
+            )
+        lines += ["", f"Episodes that ended differently ({len(self.changed)}):"]
+        for episode, a, b in self.changed:
+            where = f"{a.get('scene', '')} {a.get('query', '')!r}"
+            lines.append(f"  {episode:>3} {where}: A {_end(a)}; B {_end(b)}")
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        """Machine-readable: the sides, the per-budget counts and the changed episodes."""
+        return {
+            "a": self.a.label,
+            "b": self.b.label,
+            "episodes": len(self.episodes),
+            "budgets": [vars(r) for r in self.budgets],
+            "changed": [{"episode": e, "a": _end(a), "b": _end(b)} for e, a, b in self.changed],
+        }
+
+
+def compare(a: Side, b: Side, budgets: Sequence[int] = BUDGETS) -> Comparison:
+    """Pair ``a`` and ``b`` by episode (ValueError when a pair names different scenes or
+    objects, or none is shared) and count at each of ``budgets`` both runs reached."""
+    common = tuple(sorted(set(a.rows) & set(b.rows)))
+    if not common:
+        raise ValueError(f"{a.label} and {b.label} share no episode")
+    for episode in common:
+        ra, rb = a.rows[episode], b.rows[episode]
+        if (ra.get("scene"), ra.get("query")) != (rb.get("scene"), rb.get("query")):
+            raise ValueError(
+                f"episode {episode} is {ra.get('scene')} {ra.get('query')!r} in {a.label} but "
+                f"{rb.get('scene')} {rb.get('query')!r} in {b.label}: the runs drew different episodes"
+            )
+    reach = min(a.max_actions, b.max_actions)
+    rows = []
+    for budget in [x for x in budgets if x <= reach] or [reach]:
+        fa = [found_by(a.rows[e], budget) for e in common]
+        fb = [found_by(b.rows[e], budget) for e in common]
+        only_a = sum(x and not y for x, y in zip(fa, fb, strict=True))
+        only_b = sum(y and not x for x, y in zip(fa, fb, strict=True))
+        p_value = mcnemar_p(only_a, only_b)
+        intervals = wilson(sum(fa), len(common)), wilson(sum(fb), len(common))
+        rows.append(BudgetRow(budget, sum(fa), sum(fb), only_a, only_b, p_value, *intervals))
+    changed = tuple((e, a.rows[e], b.rows[e]) for e in common if _end(a.rows[e]) != _end(b.rows[e]))
+    return Comparison(a, b, common, tuple(rows), changed)
+
+
+def mcnemar_p(only_a: int, only_b: int) -> float:
+    """Exact two-sided McNemar p-value: the discordant pairs as a binomial draw with p = 0.5
+    (1 when there is none)."""
+    if only_a + only_b == 0:
+        return 1.0
+    return float(stats.binomtest(only_a, only_a + only_b, 0.5).pvalue)
+
+
+def wilson(successes: int, n: int) -> tuple[float, float]:
+    """Wilson score 95 % interval of a success rate (0, 1 when ``n`` is 0)."""
+    if n == 0:
+        return (0.0, 1.0)
+    interval = stats.binomtest(successes, n).proportion_ci(0.95, method="wilson")
+    return (float(interval.low), float(interval.high))
+
+
+def _rate(found: int, n: int, interval: tuple[float, float]) -> str:
+    return f"{found / n:.2f} [{interval[0]:.2f}, {interval[1]:.2f}]"
+
+
+def _end(row: Mapping[str, Any]) -> str:
+    """How an episode ended: "found at N" or its cause and the actions it ran."""
+    steps = int(row.get("steps", 0))
+    if row.get("success", 0.0) > 0:
+        return f"found at {steps}"
+    return f"{row.get('cause') or row.get('end', 'no cause')} ({steps} actions)"

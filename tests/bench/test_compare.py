@@ -1,0 +1,94 @@
+"""Two closed-loop runs compared pair by pair, on results files written by the benchmark's own
+writer with constructed rows whose counts, p-values and intervals are known."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sg_search.bench.compare import compare, mcnemar_p, pick_sides, wilson
+from sg_search.bench.results_file import ResultsFile
+from sg_search.cli import main
+
+
+def _write(path: Path, agents: str, rows: list[dict[str, Any]], max_actions: int = 1500) -> Path:
+    work = {"agents": agents, "episodes": 10, "episodes_file": "", "max_actions": max_actions,
+            "noise": False, "reasoner_params": [], "seed": 0, "split": "val"}  # fmt: skip
+    results = ResultsFile(path, {"benchmark": "closed-loop", "jobs": len(rows), "work": work})
+    for job, row in enumerate(rows):
+        results.append({"episode": job, "seed": job, **row})
+    return path
+
+
+def _row(reasoner: str, episode: int, steps: float, success: bool, cause: str = "found") -> dict[str, Any]:
+    return {"reasoner": reasoner, "scene": f"house_{episode}", "query": f"thing {episode}", "steps": steps,
+            "success": float(success), "cause": cause if success else "target never detected"}  # fmt: skip
+
+
+def test_a_change_found_by_six_more_episodes_is_a_p_of_one_in_thirty_two(tmp_path: Path) -> None:
+    # main finds 0-3 by 400 actions; the change finds 0-3 the same and 4-9 at 300 (main: never)
+    same = [_row("scout", e, 400, True) for e in range(4)]
+    main_rows = same + [_row("scout", e, 1500, False) for e in range(4, 10)]
+    new_rows = same + [_row("scout", e, 300, True) for e in range(4, 10)]
+    a, b = pick_sides([_write(tmp_path / "main.jsonl", "scout", main_rows),
+                       _write(tmp_path / "new.jsonl", "scout", new_rows)])  # fmt: skip
+    result = compare(a, b)
+    at = {r.budget: r for r in result.budgets}
+    assert (at[250].found_a, at[250].found_b, at[250].p_value) == (0, 0, 1.0)
+    assert (at[500].found_a, at[500].found_b, at[500].only_a, at[500].only_b) == (4, 10, 0, 6)
+    assert at[500].p_value == pytest.approx(2 * 0.5**6)  # all six discordant pairs one way
+    assert at[500].interval_b[1] == pytest.approx(1.0) and at[500].interval_b[0] < 1.0
+    assert [e for e, _, _ in result.changed] == [4, 5, 6, 7, 8, 9]
+    assert "A target never detected (1500 actions); B found at 300" in result.table()
+
+
+def test_two_reasoners_of_one_run_are_paired_by_episode_not_by_job(tmp_path: Path) -> None:
+    # jobs interleave the reasoners: job 2e is scout's episode e, job 2e + 1 nearest's
+    rows = []
+    for e in range(3):
+        rows += [_row("scout", e, 100 + e, True), _row("nearest", e, 1500, e == 0)]
+    a, b = pick_sides([_write(tmp_path / "run.jsonl", "scout,nearest", rows)])
+    result = compare(a, b)
+    assert (a.reasoner, b.reasoner, result.episodes) == ("scout", "nearest", (0, 1, 2))
+    last = result.budgets[-1]
+    assert (last.budget, last.found_a, last.found_b, last.only_a) == (1500, 3, 1, 2)
+
+
+def test_runs_that_drew_different_episodes_are_refused_naming_the_episode(tmp_path: Path) -> None:
+    other = [_row("scout", e, 100, True) for e in range(3)]
+    other[1] = {**other[1], "query": "passport"}
+    a, b = pick_sides([_write(tmp_path / "a.jsonl", "scout", [_row("scout", e, 100, True) for e in range(3)]),
+                       _write(tmp_path / "b.jsonl", "scout", other)])  # fmt: skip
+    with pytest.raises(ValueError, match=r"episode 1 is house_1 'thing 1' .* but house_1 'passport'"):
+        compare(a, b)
+
+
+def test_budgets_are_counted_only_up_to_the_shorter_run(tmp_path: Path) -> None:
+    a, b = pick_sides([_write(tmp_path / "a.jsonl", "scout", [_row("scout", 0, 90, True)], max_actions=500),
+                       _write(tmp_path / "b.jsonl", "scout", [_row("scout", 0, 90, True)])])  # fmt: skip
+    assert [r.budget for r in compare(a, b).budgets] == [100, 250, 500]
+
+
+def test_the_statistics_match_their_textbook_values() -> None:
+    assert mcnemar_p(0, 0) == 1.0
+    assert mcnemar_p(2, 0) == pytest.approx(0.5)
+    assert mcnemar_p(3, 7) == pytest.approx(0.34375)  # 2 * P(X <= 3), X ~ Bin(10, 0.5)
+    low, high = wilson(32, 50)  # Wilson score interval of 0.64 on 50
+    assert (round(low, 3), round(high, 3)) == (0.501, 0.759)
+
+
+def test_the_command_prints_the_table_and_names_a_file_that_is_no_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [_row("scout", 0, 100, True), _row("nearest", 0, 700, True)]
+    run = _write(tmp_path / "run.jsonl", "scout,nearest", rows)
+    assert main(["compare", str(run), "--json", str(tmp_path / "c.json")]) == 0
+    assert "1 paired episodes" in capsys.readouterr().out
+    assert '"only_a": 1' in (tmp_path / "c.json").read_text()  # found by 500 by scout only
+    (tmp_path / "notes.txt").write_text("not json\n")
+    assert main(["compare", str(tmp_path / "notes.txt")]) == 2
+    assert "notes.txt: not a readable results file" in capsys.readouterr().err
+    assert main(["compare", str(run), "--reasoners", "scout,random"]) == 2
+    assert "holds no reasoner 'random'" in capsys.readouterr().err

@@ -23,4 +23,8 @@ def test_sr_and_spl_count_an_episode_only_from_the_budget_it_finished_within(tmp
     assert [summary[f"scout/SR@{b}"] for b in (100, 250, 500, 1000, 1500)] == [0.25, 0.25, 0.5, 0.5, 0.75]
     assert summary["scout/SPL@500"] == pytest.approx((0.5 + 0.3) / 4)
     assert summary["scout/SPL@1500"] == pytest.approx(1.0 / 4)
+    # 2 of 4 by 500: the Wilson score interval of 0.5 on 4 is 0.5 -/+ 0.35
+    assert (summary["scout/SR@500/low"], summary["scout/SR@500/high"]) == pytest.approx(
+        (0.150, 0.850), abs=1e-3
+    )
     assert (tmp_path / "closed_loop_budget.png").stat().st_size > 0

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.bench.compare import BUDGETS, found_by
+from sg_search.bench.compare import BUDGETS, found_by, wilson
 from sg_search.bench.embodied_world import EmbodiedEpisode, StackConfig
 from sg_search.bench.failures import EndCause, classify
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
@@ -278,9 +278,10 @@ def _budget_curve(
     summary: dict[str, float],
     options: BenchOptions,
 ) -> list[str]:
-    """SR (and SPL in the JSON) at each budget up to the one run: an episode that succeeded
-    within B actions counts at B (the search does not depend on its budget until it runs out),
-    with metres driven and simulated seconds; the curve as a PNG under ``--out``."""
+    """SR with its Wilson 95 % interval (and SPL in the JSON) at each budget up to the one run:
+    an episode that succeeded within B actions counts at B (the search does not depend on its
+    budget until it runs out), with metres driven and simulated seconds; the curve as a PNG
+    under ``--out``."""
     budgets = [b for b in BUDGETS if b <= budget] or [budget]
     lines = ["", "Success against budget (SR at B actions; metres driven, simulated s per episode):"]
     curves: dict[str, list[float]] = {}
@@ -296,6 +297,12 @@ def _budget_curve(
         summary[f"{name}/path_m"], summary[f"{name}/sim_s"] = float(metres), float(seconds)
         points = ", ".join(f"{b}: {v:.2f}" for b, v in zip(budgets, curve, strict=True))
         lines.append(f"  {name:<12} {points}; {metres:.1f} m, {seconds:.0f} s")
+        intervals = [wilson(sum(found_by(r, b) for r in mine), len(mine)) for b in budgets]
+        for b, (low, high) in zip(budgets, intervals, strict=True):
+            summary[f"{name}/SR@{b}/low"], summary[f"{name}/SR@{b}/high"] = low, high
+        lines.append(
+            f"  {'':<12} 95 % (Wilson): " + ", ".join(f"[{lo:.2f}, {hi:.2f}]" for lo, hi in intervals)
+        )
     figure = _plot_budget(budgets, curves, options.out_dir() / "closed_loop_budget.png")
     lines.append(f"  curve: {figure}")
     return lines

@@ -92,3 +92,22 @@ def test_the_command_prints_the_table_and_names_a_file_that_is_no_run(
     assert "notes.txt: not a readable results file" in capsys.readouterr().err
     assert main(["compare", str(run), "--reasoners", "scout,random"]) == 2
     assert "holds no reasoner 'random'" in capsys.readouterr().err
+
+
+def test_which_side_found_sooner_counts_only_episodes_both_found(tmp_path: Path) -> None:
+    # A finds 0-5 in half B's actions, 6 in as many, 7 only; B alone finds nothing sooner
+    a_rows = [_row("scout", e, 100, True) for e in range(6)] + [
+        _row("scout", 6, 300, True),
+        _row("scout", 7, 50, True),
+    ]
+    b_rows = [_row("scout", e, 200, True) for e in range(6)] + [
+        _row("scout", 6, 300, True),
+        _row("scout", 7, 1500, False),
+    ]
+    a, b = pick_sides(
+        [_write(tmp_path / "a.jsonl", "scout", a_rows), _write(tmp_path / "b.jsonl", "scout", b_rows)]
+    )
+    sooner = compare(a, b).sooner
+    assert (sooner.both, sooner.a_sooner, sooner.b_sooner) == (7, 6, 0)
+    assert sooner.p_value == pytest.approx(2 * 0.5**6)
+    assert sooner.median_ratio == pytest.approx(0.5)

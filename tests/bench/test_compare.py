@@ -87,6 +87,9 @@ def test_the_command_prints_the_table_and_names_a_file_that_is_no_run(
     assert main(["compare", str(run), "--json", str(tmp_path / "c.json")]) == 0
     assert "1 paired episodes" in capsys.readouterr().out
     assert '"only_a": 1' in (tmp_path / "c.json").read_text()  # found by 500 by scout only
+    with run.open("a") as killed:  # a run killed while writing a row: its whole rows count
+        killed.write('{"episode": 2, "reasoner": "sco')
+    assert main(["compare", str(run)]) == 0
     (tmp_path / "notes.txt").write_text("not json\n")
     assert main(["compare", str(tmp_path / "notes.txt")]) == 2
     assert "notes.txt: not a readable results file" in capsys.readouterr().err

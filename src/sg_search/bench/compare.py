@@ -47,12 +47,14 @@ class Side:
 
 def load_sides(path: Path) -> dict[str, Side]:
     """The sides a results file holds, one per reasoner (ValueError naming the file and what
-    is wrong when it is not a closed-loop results file)."""
+    is wrong when it is not a closed-loop results file). A running or killed run's file is read
+    up to its last whole row."""
     try:
-        lines = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+        whole = path.read_text().split("\n")[:-1]  # a cut-off last line is an unfinished row
+        lines = [json.loads(line) for line in whole if line.strip()]
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a readable results file ({exc})") from exc
-    if not lines or lines[0].get("benchmark") != "closed-loop":
+    if not lines or not isinstance(lines[0], dict) or lines[0].get("benchmark") != "closed-loop":
         raise ValueError(f"{path}: not the results of `sg-search bench closed-loop` (no such header)")
     work = lines[0].get("work", {})
     rows = [r for r in lines[1:] if "reasoner" in r and "episode" in r]
@@ -139,7 +141,8 @@ class Comparison:
     changed: tuple[tuple[int, Mapping[str, Any], Mapping[str, Any]], ...]
 
     def table(self) -> str:
-        """The comparison as text: the budget table, then the episodes that ended differently."""
+        """The comparison as text: the budget table, which side found sooner, then the episodes
+        that ended differently."""
         n = len(self.episodes)
         lines = [
             f"A: {self.a.label}\nB: {self.b.label}\n{n} paired episodes ({self.a.episodes})",

@@ -153,12 +153,12 @@ class Comparison:
             lines.append(
                 f"{r.budget:>7} {r.found_a:>8} {r.found_b:>8} {r.only_a:>7} {r.only_b:>7} "
                 f"{_rate(r.found_a, n, r.interval_a):>19} {_rate(r.found_b, n, r.interval_b):>19} "
-                f"{(r.found_b - r.found_a) / n:>+6.2f} {r.p_value:>10.3f}"
+                f"{(r.found_b - r.found_a) / n:>+6.2f} {_p(r.p_value):>10}"
             )
         s = self.sooner
         lines.append(
             f"Found by both: {s.both}; A sooner in {s.a_sooner}, B sooner in {s.b_sooner} (sign test "
-            f"p = {s.p_value:.3f}); median actions A / B {s.median_ratio:.2f}"
+            f"p {_p(s.p_value, '= ')}); median actions A / B {s.median_ratio:.2f}"
         )
         lines += ["", f"Episodes that ended differently ({len(self.changed)}):"]
         for episode, a, b in self.changed:
@@ -234,6 +234,11 @@ def wilson(successes: int, n: int) -> tuple[float, float]:
         return (0.0, 1.0)
     interval = stats.binomtest(successes, n).proportion_ci(0.95, method="wilson")
     return (float(interval.low), float(interval.high))
+
+
+def _p(p_value: float, equals: str = "") -> str:
+    """A p-value to three decimals; "< 0.001" below that."""
+    return "< 0.001" if p_value < 0.001 else f"{equals}{p_value:.3f}"
 
 
 def _rate(found: int, n: int, interval: tuple[float, float]) -> str:

@@ -92,7 +92,7 @@ def test_the_command_prints_the_table_and_names_a_file_that_is_no_run(
     assert main(["compare", str(run)]) == 0
     (tmp_path / "notes.txt").write_text("not json\n")
     assert main(["compare", str(tmp_path / "notes.txt")]) == 2
-    assert "notes.txt: not a readable results file" in capsys.readouterr().err
+    assert "notes.txt: the first line is not a results header" in capsys.readouterr().err
     assert main(["compare", str(run), "--reasoners", "scout,random"]) == 2
     assert "holds no reasoner 'random'" in capsys.readouterr().err
 

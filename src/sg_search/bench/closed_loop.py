@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.bench.compare import BUDGETS, found_by, wilson
+from sg_search.bench.compare import BUDGETS, DEFAULT_REASONERS, found_by, split_job, wilson
 from sg_search.bench.embodied_world import EmbodiedEpisode, StackConfig
 from sg_search.bench.failures import EndCause, classify
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
@@ -35,7 +35,6 @@ from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.metrics import EpisodeRun
 from sg_search.sim.mujoco.scene import solvable
 
-DEFAULT_REASONERS = "scout,nearest"
 MAX_DECISIONS = 5000  # the action budget ends episodes first (also at 1,500 actions)
 METRICS = ("success", "SPL", "SoftSPL", "steps", "decisions", "opened", "false_positives_rejected", "wall_s")
 
@@ -145,7 +144,8 @@ def _nth(
 
 
 def _job(episodes: tuple[Episode, ...], reasoners: tuple[str, ...], index: int) -> tuple[Episode, str]:
-    return episodes[index // len(reasoners)], reasoners[index % len(reasoners)]
+    episode, reasoner = split_job(index, len(reasoners))
+    return episodes[episode], reasoners[reasoner]
 
 
 def _failed(
@@ -287,7 +287,8 @@ def _budget_curve(
     curves: dict[str, list[float]] = {}
     for name in reasoners:
         mine = [r for r in rows if r["reasoner"] == name and "cause" in r]
-        curve = [float(np.mean([found_by(r, b) for r in mine])) for b in budgets]
+        found = [[found_by(r, b) for r in mine] for b in budgets]
+        curve = [float(np.mean(f)) for f in found]
         curves[name] = curve
         summary.update({f"{name}/SR@{b}": v for b, v in zip(budgets, curve, strict=True)})
         summary.update(
@@ -297,7 +298,7 @@ def _budget_curve(
         summary[f"{name}/path_m"], summary[f"{name}/sim_s"] = float(metres), float(seconds)
         points = ", ".join(f"{b}: {v:.2f}" for b, v in zip(budgets, curve, strict=True))
         lines.append(f"  {name:<12} {points}; {metres:.1f} m, {seconds:.0f} s")
-        intervals = [wilson(sum(found_by(r, b) for r in mine), len(mine)) for b in budgets]
+        intervals = [wilson(sum(f), len(f)) for f in found]
         for b, (low, high) in zip(budgets, intervals, strict=True):
             summary[f"{name}/SR@{b}/low"], summary[f"{name}/SR@{b}/high"] = low, high
         lines.append(

@@ -14,7 +14,6 @@ searches end well within it or well beyond it. It also lists the episodes that e
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,9 +22,17 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from sg_search.bench.results_file import read_results
 from sg_search.config import default_params_file, load_node_params
 
 BUDGETS = (100, 250, 500, 1000, 1500)  # actions; ObjectNav's is 500 (SCOUT's Fig. 5 style curve)
+DEFAULT_REASONERS = "scout,nearest"  # a closed-loop run's reasoners when it names none
+
+
+def split_job(job: int, reasoners: int) -> tuple[int, int]:
+    """A closed-loop run's job number as (episode number, reasoner's index): each episode is
+    run by every reasoner in turn."""
+    return divmod(job, reasoners)
 
 
 def found_by(row: Mapping[str, Any], budget: float) -> bool:
@@ -48,28 +55,24 @@ class Side:
 def load_sides(path: Path) -> dict[str, Side]:
     """The sides a results file holds, one per reasoner (ValueError naming the file and what
     is wrong when it is not a closed-loop results file). A running or killed run's file is read
-    up to its last whole row."""
-    try:
-        whole = path.read_text().split("\n")[:-1]  # a cut-off last line is an unfinished row
-        lines = [json.loads(line) for line in whole if line.strip()]
-    except (OSError, ValueError) as exc:
-        raise ValueError(f"{path}: not a readable results file ({exc})") from exc
-    if not lines or not isinstance(lines[0], dict) or lines[0].get("benchmark") != "closed-loop":
+    up to its last whole row (:func:`~sg_search.bench.results_file.read_results`)."""
+    header, rows, _ = read_results(path)
+    if header.get("benchmark") != "closed-loop":
         raise ValueError(f"{path}: not the results of `sg-search bench closed-loop` (no such header)")
-    work = lines[0].get("work", {})
-    rows = [r for r in lines[1:] if "reasoner" in r and "episode" in r]
-    agents = [a.strip() for a in str(work.get("agents", "")).split(",") if a.strip()]
-    if not agents:  # the run's default: its reasoners in the order of their first jobs
-        agents = list(dict.fromkeys(r["reasoner"] for r in sorted(rows, key=lambda r: r["episode"])))
+    work = header.get("work", {})
+    agents = [a.strip() for a in str(work.get("agents") or DEFAULT_REASONERS).split(",") if a.strip()]
     max_actions = int(work.get("max_actions", 0)) or int(
         load_node_params(default_params_file(), "embodied")["max_actions"]
     )
     episodes = work.get("episodes_file") or f"{work.get('split')} split, seed {work.get('seed')}"
-    sides = {}
-    for reasoner in agents:
-        mine = {int(r["episode"]) // len(agents): r for r in rows if r["reasoner"] == reasoner}
-        sides[reasoner] = Side(f"{reasoner} ({path.name})", reasoner, mine, max_actions, str(episodes))
-    return sides
+    by_reasoner: dict[str, dict[int, dict[str, Any]]] = {name: {} for name in agents}
+    for job, row in rows.items():
+        episode, reasoner = split_job(job, len(agents))
+        by_reasoner[agents[reasoner]][episode] = row
+    return {
+        name: Side(f"{name} ({path.name})", name, mine, max_actions, str(episodes))
+        for name, mine in by_reasoner.items()
+    }
 
 
 def pick_sides(paths: Sequence[Path], reasoners: Sequence[str] = ()) -> tuple[Side, Side]:

@@ -67,29 +67,15 @@ class ResultsFile:
             self._write_line(json.dumps(self.header, sort_keys=True))
 
     def _read(self) -> None:
-        raw = self.path.read_bytes()
-        lines = raw.split(b"\n")
-        try:
-            header = json.loads(lines[0])
-        except ValueError as exc:
-            raise ValueError(f"--resume {self.path}: the first line is not a results header ({exc})") from exc
+        header, self.rows, cut_off = read_results(self.path, "--resume ")
         if header != self.header:
             raise ValueError(
                 f"--resume {self.path}: written by another run ({_difference(header, self.header)})"
             )
-        for number, line in enumerate(lines[1:-1], start=2):
-            try:
-                row = json.loads(line)
-                self.rows[int(row["episode"])] = row
-            except (ValueError, KeyError, TypeError) as exc:
-                raise ValueError(f"{self.path}:{number}: not a results row ({exc})") from exc
-        if lines[-1]:  # a killed run's half-written row: gone, and the episode runs again
-            print(
-                f"[results] {self.path}: dropping a cut-off last line ({len(lines[-1])} bytes)",
-                file=sys.stderr,
-            )
+        if cut_off:  # a killed run's half-written row: gone, and the episode runs again
+            print(f"[results] {self.path}: dropping a cut-off last line ({cut_off} bytes)", file=sys.stderr)
             with self.path.open("r+b") as stream:
-                stream.truncate(len(raw) - len(lines[-1]))
+                stream.truncate(self.path.stat().st_size - cut_off)
 
     def append(self, row: Mapping[str, Any]) -> dict[str, Any]:
         """Write one finished episode (flushed and fsynced before returning); returns the row as
@@ -105,6 +91,30 @@ class ResultsFile:
             stream.write(line + "\n")
             stream.flush()
             os.fsync(stream.fileno())
+
+
+def read_results(path: Path, context: str = "") -> tuple[dict[str, Any], dict[int, dict[str, Any]], int]:
+    """A results file read as it is (a running run's too): its header, its whole rows by
+    episode, and the length [bytes] of a cut-off last line (0 when the file ends with a whole
+    row). ValueError names the line that is no header or no row (``context`` prefixes the path)."""
+    try:
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise ValueError(f"{context}{path}: cannot be read ({exc})") from exc
+    try:
+        header = json.loads(lines[0])
+    except ValueError as exc:
+        raise ValueError(f"{context}{path}: the first line is not a results header ({exc})") from exc
+    if not isinstance(header, dict):
+        raise ValueError(f"{context}{path}: the first line is not a results header")
+    rows: dict[int, dict[str, Any]] = {}
+    for number, line in enumerate(lines[1:-1], start=2):
+        try:
+            row = json.loads(line)
+            rows[int(row["episode"])] = row
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ValueError(f"{path}:{number}: not a results row ({exc})") from exc
+    return header, rows, len(lines[-1])
 
 
 def _difference(found: Mapping[str, Any], wanted: Mapping[str, Any]) -> str:

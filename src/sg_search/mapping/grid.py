@@ -52,3 +52,16 @@ class GridSpec:
         return (
             (cells[:, 0] >= 0) & (cells[:, 0] < self.height) & (cells[:, 1] >= 0) & (cells[:, 1] < self.width)
         )
+
+
+def distinct_cells(cells: NDArray[np.int64]) -> NDArray[np.int64]:
+    """The distinct rows of (N, 2) integer (row, col) cells, on the grid or off it, sorted by row
+    then column: one sort of a flat array (each cell packed into one integer), several times
+    faster than ``np.unique(cells, axis=0)``, which gives the same."""
+    cells = np.asarray(cells, dtype=np.int64).reshape(-1, 2)
+    if len(cells) == 0:
+        return cells
+    low = cells.min(axis=0)
+    span = int(cells[:, 1].max() - low[1]) + 1
+    packed = np.unique((cells[:, 0] - low[0]) * span + (cells[:, 1] - low[1]))
+    return np.stack([packed // span + low[0], packed % span + low[1]], axis=1)

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from sg_search.geometry import Transform
-from sg_search.mapping.grid import GridSpec
+from sg_search.mapping.grid import GridSpec, distinct_cells
 
 UNKNOWN, FREE, OCCUPIED = -1, 0, 100  # OccupancyGrid cell values
 
@@ -109,21 +109,27 @@ class OccupancyMap:
         return int(valid.sum())
 
     def _mark_free(self, origin: NDArray[np.float64], ends: NDArray[np.float64]) -> None:
+        """Every cell that a ray from ``origin`` to one of ``ends`` (N, 2) [m] passes, sampled each
+        half cell, one miss more (once per frame however many rays pass it)."""
         spec, res = self.spec, self.spec.resolution
         # many rays end in the same cell: cast one ray per distinct end cell
-        ends = spec.to_metres(np.unique(spec.to_cells(ends), axis=0))
+        ends = spec.to_metres(distinct_cells(spec.to_cells(ends)))
         length = np.linalg.norm(ends - origin, axis=1)
         steps = int(np.ceil(length.max() / (res * 0.5))) if len(length) else 0
         if steps == 0:
             return
         t = np.linspace(0.0, 1.0, steps, endpoint=False)
-        samples = origin + (ends - origin)[:, None, :] * t[None, :, None]
-        cells = spec.to_cells(samples.reshape(-1, 2))
-        cells = cells[spec.inside(cells)]
-        flat = np.unique(cells[:, 0] * spec.width + cells[:, 1])
-        view = self.log_odds.reshape(-1)
-        view[flat] = np.maximum(view[flat] + self.params.miss_log_odds, -self.params.clamp_log_odds)
-        self.observed.reshape(-1)[flat] = True
+        delta = ends - origin
+        # (rays, steps) sample cells, as spec.to_cells computes them, without the (N, 2) copies
+        cols = np.floor((origin[0] + delta[:, 0, None] * t - spec.origin_x) / res).astype(np.int64)
+        rows = np.floor((origin[1] + delta[:, 1, None] * t - spec.origin_y) / res).astype(np.int64)
+        on_grid = (rows >= 0) & (rows < spec.height) & (cols >= 0) & (cols < spec.width)
+        swept = np.zeros(spec.shape, dtype=bool)
+        swept[rows[on_grid], cols[on_grid]] = True
+        self.log_odds[swept] = np.maximum(
+            self.log_odds[swept] + self.params.miss_log_odds, -self.params.clamp_log_odds
+        )
+        self.observed |= swept
 
     def _mark_hits(self, xy: NDArray[np.float64]) -> None:
         if len(xy) == 0:

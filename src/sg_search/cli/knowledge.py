@@ -32,11 +32,6 @@ def add_parsers(sub: Any) -> None:
     build.add_argument("--out", type=Path, required=True, help="folder for the two datasets")
     prior = steps.add_parser("prior", help="holder prior: holders used and held per room, bddl train split")
     prior.add_argument("--out", type=Path, required=True, help="folder for holder_prior.json")
-    aliases = steps.add_parser(
-        "aliases", help="names the datasets lack -> their nearest bddl hypernym the datasets name"
-    )
-    aliases.add_argument("--data", type=Path, default=None, help="dataset folder (default: the shipped one)")
-    aliases.add_argument("--out", type=Path, required=True, help="folder for name_aliases.json")
     train = steps.add_parser("train", help="train the two MLPs on the datasets (CPU, minutes)")
     train.add_argument("--data", type=Path, default=None, help="dataset folder (default: the shipped one)")
     train.add_argument("--out", type=Path, required=True, help="folder for knowledge_mlp.npz/.json")
@@ -75,8 +70,6 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if args.distill_command == "prior":
             return _prior(args)
-        if args.distill_command == "aliases":
-            return _aliases(args)
         return _train(args)
     except KnowledgeDataError as exc:
         print(f"sg-search distill: {exc}", file=sys.stderr)
@@ -91,18 +84,6 @@ def _prior(args: argparse.Namespace) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     prior.save(args.out / PRIOR_FILE, provenance)
     print(json.dumps({"out": str(args.out / PRIOR_FILE), **provenance}))
-    return 0
-
-
-def _aliases(args: argparse.Namespace) -> int:
-    from sg_search.reasoning.knowledge.datasets import default_data_dir
-    from sg_search.reasoning.knowledge.name_aliases import ALIASES_FILE
-    from sg_search.sim.hypernyms import bddl_name_aliases
-
-    aliases, provenance = bddl_name_aliases(args.data or default_data_dir())
-    args.out.mkdir(parents=True, exist_ok=True)
-    aliases.save(args.out / ALIASES_FILE, provenance)
-    print(json.dumps({"out": str(args.out / ALIASES_FILE), **provenance}))
     return 0
 
 

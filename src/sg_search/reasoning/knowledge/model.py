@@ -30,7 +30,6 @@ import numpy as np
 
 from sg_search.reasoning.knowledge.datasets import default_data_dir
 from sg_search.reasoning.knowledge.encoder import SentenceEncoder
-from sg_search.reasoning.knowledge.name_aliases import NameAliases
 from sg_search.reasoning.knowledge.names import knowledge_text
 
 WEIGHTS_FILE = "knowledge_mlp.npz"
@@ -144,27 +143,19 @@ class KnowledgeModel:
     """Commonsense scores for (room, object) and (holder, object) pairs.
 
     Every input string is normalised (:func:`knowledge_text`), so "Mugs", "kitchen_0" or an
-    empty string still get a score in [0, 1]; a name the distilled data never used is scored as
-    its broader name in ``aliases`` (:mod:`~sg_search.reasoning.knowledge.name_aliases`; none:
-    every name as itself).
+    empty string still get a score in [0, 1].
     """
 
     def __init__(
-        self,
-        heads: dict[str, Ensemble],
-        encoder: SentenceEncoder,
-        metadata: dict[str, Any],
-        aliases: NameAliases | None = None,
+        self, heads: dict[str, Ensemble], encoder: SentenceEncoder, metadata: dict[str, Any]
     ) -> None:
         self._heads = heads
         self.encoder = encoder
         self.metadata = metadata
-        self.aliases = aliases or NameAliases({})
 
     @classmethod
     def load(cls, directory: Path, encoder: SentenceEncoder | None = None) -> KnowledgeModel:
-        """Weights and metadata from ``directory`` (see the module docstring), with the shipped
-        name aliases."""
+        """Weights and metadata from ``directory`` (see the module docstring)."""
         meta_path = directory / METADATA_FILE
         try:
             metadata = json.loads(meta_path.read_text())
@@ -174,7 +165,7 @@ class KnowledgeModel:
                 f"knowledge metadata {meta_path} is missing or corrupt ({exc})"
             ) from exc
         heads = load_mlps(directory / WEIGHTS_FILE, expected)
-        return cls(heads, encoder or SentenceEncoder(), metadata, NameAliases.load_default())
+        return cls(heads, encoder or SentenceEncoder(), metadata)
 
     @classmethod
     def load_default(cls) -> KnowledgeModel:
@@ -189,8 +180,8 @@ class KnowledgeModel:
             raise ValueError(f"{head}: {len(a)} first and {len(b)} second items; pairs are element-wise")
         if not a:
             return np.zeros(0)
-        ea = self.encoder.encode([self.aliases(knowledge_text(x)) for x in a])
-        eb = self.encoder.encode([self.aliases(knowledge_text(x)) for x in b])
+        ea = self.encoder.encode([knowledge_text(x) for x in a])
+        eb = self.encoder.encode([knowledge_text(x) for x in b])
         return self._heads[head](np.concatenate([ea, eb], axis=1))
 
     def containment(self, rooms: Sequence[str], objects: Sequence[str]) -> np.ndarray:

@@ -113,7 +113,7 @@ def read_results(path: Path, context: str = "") -> tuple[dict[str, Any], dict[in
             row = json.loads(line)
             rows[int(row["episode"])] = row
         except (ValueError, KeyError, TypeError) as exc:
-            raise ValueError(f"{path}:{number}: not a results row ({exc})") from exc
+            raise ValueError(f"{context}{path}:{number}: not a results row ({exc})") from exc
     return header, rows, len(lines[-1])
 
 

@@ -124,12 +124,12 @@ class OccupancyMap:
         cols = np.floor((origin[0] + delta[:, 0, None] * t - spec.origin_x) / res).astype(np.int64)
         rows = np.floor((origin[1] + delta[:, 1, None] * t - spec.origin_y) / res).astype(np.int64)
         on_grid = (rows >= 0) & (rows < spec.height) & (cols >= 0) & (cols < spec.width)
-        swept = np.zeros(spec.shape, dtype=bool)
-        swept[rows[on_grid], cols[on_grid]] = True
-        self.log_odds[swept] = np.maximum(
-            self.log_odds[swept] + self.params.miss_log_odds, -self.params.clamp_log_odds
-        )
-        self.observed |= swept
+        swept = np.zeros(spec.width * spec.height, dtype=bool)
+        swept[rows[on_grid] * spec.width + cols[on_grid]] = True
+        flat = np.flatnonzero(swept)  # the grid scanned once, not once per update below
+        view = self.log_odds.reshape(-1)
+        view[flat] = np.maximum(view[flat] + self.params.miss_log_odds, -self.params.clamp_log_odds)
+        self.observed.reshape(-1)[flat] = True
 
     def _mark_hits(self, xy: NDArray[np.float64]) -> None:
         if len(xy) == 0:

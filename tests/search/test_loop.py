@@ -363,18 +363,23 @@ def test_a_container_perception_reported_anew_once_open_is_the_one_closed() -> N
 
 class FarWorld(ScriptedWorld):
     """Approaches to the candidate fail ``failures`` times (the base never got within reach),
-    then arrive; every other execution succeeds after 1 m of driving."""
+    then arrive; every other execution succeeds after 1 m of driving. With ``seen_from_afar``
+    false, re-observations see the candidate only once an approach arrived."""
 
-    def __init__(self, graph: SceneGraph, failures: int) -> None:
-        super().__init__(lambda: graph, self._act)
+    def __init__(self, graph: SceneGraph, failures: int, seen_from_afar: bool = True) -> None:
+        super().__init__(lambda: graph, self._act, lambda _: seen_from_afar or self.arrived)
         self.failures, self.approaches = failures, 0
+
+    @property
+    def arrived(self) -> bool:
+        return self.approaches > self.failures
 
     def _act(self, candidate: Candidate) -> ExecutionReport:
         return ExecutionReport(True, 1.0)
 
     def approach(self, node: SceneNode) -> ExecutionReport:
         self.approaches += 1
-        return ExecutionReport(self.approaches > self.failures, 0.5)
+        return ExecutionReport(self.arrived, 0.5)
 
 
 def _kitchen_only() -> SceneGraph:
@@ -408,3 +413,25 @@ def test_a_find_verified_out_of_reach_is_approached_again_before_the_search_ends
     assert [s.step for s in outcome.trace if s.phase == "verify"] == [1, retried_at]
     assert outcome.story[0] == "saw passport p out of reach"
     assert "not within reach" in outcome.trace[1].explanation
+
+
+@pytest.mark.parametrize("failures", [1, 5], ids=["arrives-the-second-time", "never-arrives"])
+def test_a_candidate_unseen_from_where_its_approach_failed_is_not_rejected_there(failures: int) -> None:
+    """Not seen again from where the base could not get within reach (the far side of a
+    sofa) is no evidence against it: it is approached again, as an acceptance out of reach
+    is, and only the second judgment stands."""
+    graph = _house()
+    integrate_instances(graph, 1, [ObjectInstance("p", "passport", 0.9, (-1.0, -1.0, 0.2))])
+    world = FarWorld(graph, failures, seen_from_afar=False)
+    verifier = Verifier(world, CredibilityParams(), lambda labels, goal: [0.0] * len(labels))
+    outcome = run_search(
+        "passport", create_reasoner("random"), world, params=SearchParams(unreached_retry_m=3.0),
+        verifier=verifier, sleep=_no_sleep,
+    )  # fmt: skip
+    assert world.approaches == 2
+    assert [s.step for s in outcome.trace if s.phase == "verify"] == [1, 5]
+    assert "not within reach" in outcome.trace[1].explanation
+    if failures == 1:
+        assert outcome.success and outcome.found is not None and outcome.found.id == "p"
+    else:
+        assert not outcome.success and outcome.rejected_candidates == ["p"]

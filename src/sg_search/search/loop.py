@@ -75,12 +75,12 @@ class SearchParams:
             showed: a map that is complete on the floor may still have missed a wall cabinet
             above the camera's view on the way in (a train search ended so with 571 of 1,500
             actions left).
-        unreached_retry_m: a candidate verification accepted from where its approach failed
-            (the base is not within reach: ObjectNav's success region) does not end the
-            search: it searches on and approaches it again once the base has driven this much
-            farther [m] (the map has grown, the base stands elsewhere), or when nothing else is
-            left to do (after second chances and sweeps); the second acceptance ends the search
-            wherever the base stands.
+        unreached_retry_m: a candidate verification judged from where its approach failed
+            (the base is not within reach: ObjectNav's success region) neither ends the search
+            nor is rejected (from there it may not show at all): the search goes on and
+            approaches it again once the base has driven this much farther [m] (the map has
+            grown, the base stands elsewhere), or when nothing else is left to do (after second
+            chances and sweeps); the second judgment stands wherever the base stands.
     """
 
     max_steps: int = 50
@@ -319,7 +319,7 @@ def _nothing_left(outcome: SearchOutcome, category: str) -> SearchOutcome:
 
 @dataclass
 class _OutOfReach:
-    """Candidates verification accepted from where the base could not get within reach
+    """Candidates verification judged from where the base could not get within reach
     (``SearchParams.unreached_retry_m``), by the path length [m] at which each is due again."""
 
     retry_m: float
@@ -330,7 +330,7 @@ class _OutOfReach:
         return frozenset(i for i, due in self.due.items() if path_length < due)
 
     def defer(self, candidate_id: str, path_length: float) -> bool:
-        """Defer a candidate the first time it is accepted out of reach (True), not again."""
+        """Defer a candidate the first time it is judged out of reach (True), not again."""
         if candidate_id in self.due:
             return False
         self.due[candidate_id] = path_length + self.retry_m
@@ -533,13 +533,17 @@ def _accept(
     out_of_reach: _OutOfReach | None = None,
 ) -> bool:
     """Verify a goal candidate; True (outcome filled in) if accepted, else it is remembered:
-    as rejected, or in ``out_of_reach`` the first time it is accepted from where its approach
-    failed."""
+    as rejected, or in ``out_of_reach`` the first time it is judged (accepted or rejected)
+    from where its approach failed: seen from there or not, it was not seen from within
+    reach, where the search would end."""
     report(SearchStep(step, "verify", candidate.id, candidate.confidence, "re-observing the candidate"))
     check = verify(candidate)
     outcome.path_length += check.path_length
-    unreached = check.accepted and not check.reached
-    if unreached and out_of_reach is not None and out_of_reach.defer(candidate.id, outcome.path_length):
+    if (
+        not check.reached
+        and out_of_reach is not None
+        and out_of_reach.defer(candidate.id, outcome.path_length)
+    ):
         retry = out_of_reach.retry_m
         message = f"{check.message}; not within reach of it: searching on, approached again {retry:.1f} m on"
         outcome.story.append(f"saw {candidate.category} {candidate.id} out of reach")

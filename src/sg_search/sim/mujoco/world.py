@@ -18,12 +18,12 @@ import math
 import os
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from sg_search.planning.viewpoints import beyond_face, in_front
 from sg_search.sim.layout import HouseLayout
+from sg_search.sim.mujoco.camera_render import CameraRenderer
 from sg_search.sim.mujoco.mjcf import SmallObject, build_mjcf
 
 TILT_RANGE = (-0.8, 1.2)  # [rad] the camera's tilt limits (positive looks down)
@@ -94,8 +94,10 @@ class SimWorld:
         self.model.vis.map.zfar = max(self.camera.max_depth_m * 1.5, 1.0) / extent
         self.data = mujoco.MjData(self.model)
         try:
-            self._renderer: Any = mujoco.Renderer(self.model, self.camera.height, self.camera.width)
-        except mujoco.FatalError as exc:
+            self._renderer: CameraRenderer | None = CameraRenderer(
+                self.model, "agent_camera", self.camera.width, self.camera.height
+            )
+        except (mujoco.FatalError, RuntimeError) as exc:
             raise SimError(
                 f"no OpenGL context ({exc}); MUJOCO_GL is {os.environ.get('MUJOCO_GL')!r}: use egl (Mesa) or "
                 "osmesa (apt install libosmesa6), set before anything imports mujoco"
@@ -364,25 +366,11 @@ class SimWorld:
         """RGB, depth and instances from the agent camera."""
         if self._renderer is None:
             raise SimError("the renderer is closed")
-        r = self._renderer
         started = time.perf_counter()
-        r.update_scene(self.data, camera="agent_camera")
-        rgb = r.render().copy()
-        r.enable_depth_rendering()
-        r.update_scene(self.data, camera="agent_camera")
-        depth = r.render().astype(np.float32)
-        r.disable_depth_rendering()
-        r.enable_segmentation_rendering()
-        r.update_scene(self.data, camera="agent_camera")
-        seg = r.render()
-        r.disable_segmentation_rendering()
+        rgb, depth, geoms = self._renderer.render(self.data)
         self.render_s += time.perf_counter() - started
         depth[(depth <= 0) | (depth > self.camera.max_depth_m)] = 0.0
-        geom = int(self._mj.mjtObj.mjOBJ_GEOM)
-        ids, types = seg[..., 0], seg[..., 1]
-        instance = np.where(
-            (types == geom) & (ids >= 0), self._geom_instance[np.clip(ids, 0, None)], 0
-        ).astype(np.int32)
+        instance = np.where(geoms >= 0, self._geom_instance[np.clip(geoms, 0, None)], 0).astype(np.int32)
         return Frame(rgb, depth, instance, self.camera.intrinsics(), self.camera_pose(), dict(self.instances))
 
     def visible_pixels(self, node_id: str, frame: Frame | None = None) -> int:

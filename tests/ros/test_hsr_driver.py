@@ -9,22 +9,27 @@ import json
 import math
 import os
 import signal
+import threading
 import time
 from typing import Any
 
 import pytest
+import rclpy
 from conftest import wait_for
 from geometry_msgs.msg import PoseStamped, Twist
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sg_search_interfaces.action import LookAt, OpenContainer
 from std_msgs.msg import Bool, String
+from trajectory_msgs.msg import JointTrajectory
 
 from sg_search.config import package_share
 from sg_search.geometry.transforms import quat_from_yaw
 from sg_search.ros.action_client import ActionClient
 from sg_search.ros.futures import wait_future
+from sg_search.ros.hsr_driver import HsrDriver
 from sg_search.skills.motions import OpeningMotion, hinge_position, load_motions, pull_hand_target
+from sg_search.skills.opening import ARM_JOINTS
 
 pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml
 
@@ -276,3 +281,29 @@ def test_cancel_estop_timeout_missed_grasp_and_dead_man(start_node: Any, ros_nod
     # no more commands: the dead-man stops the base (within cmd_vel_timeout_s of the last command
     # the driver processed; on a loaded machine that can be later than the test sent it)
     assert wait_for(stopped, 10.0), "the dead-man never stopped the base"
+
+
+def test_a_joint_command_waits_for_its_controller_to_be_matched(ros_node: Node) -> None:
+    """A trajectory published before DDS has matched the controller's subscription is lost (the
+    skill then waits for the joints to its time limit: pre_grasp under load); the driver waits
+    for the match (``controller_wait_s``), so a controller that appears half a second after the
+    command still gets it."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    driver = HsrDriver(context=context)
+    try:
+        sent = threading.Thread(
+            target=driver.command_joints, args=(ARM_JOINTS, (0.3, -1.57, 0.0, 0.0, 0.0), 2.0)
+        )
+        sent.start()
+        time.sleep(0.5)
+        received: list[JointTrajectory] = []
+        ros_node.create_subscription(JointTrajectory, "arm_trajectory", received.append, 10)
+        assert wait_for(lambda: bool(received), timeout=10.0), "the command was lost"
+        sent.join(timeout=10.0)
+        assert not sent.is_alive()
+        assert list(received[0].joint_names) == list(ARM_JOINTS)
+        assert list(received[0].points[0].positions) == [0.3, -1.57, 0.0, 0.0, 0.0]
+    finally:
+        driver.destroy_node()
+        rclpy.shutdown(context=context)

@@ -38,6 +38,7 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.duration import Duration
 from rclpy.node import Node
+from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from sg_search_interfaces.action import LookAt, OpenContainer
 from std_msgs.msg import Bool
@@ -182,7 +183,24 @@ class HsrDriver(Node):
         point = JointTrajectoryPoint(
             positions=list(positions), time_from_start=Duration(seconds=seconds).to_msg()
         )
+        if not self._matched(publisher):
+            self.get_logger().warning(
+                f"no controller subscribes to {publisher.topic_name} after "
+                f"{self.config.controller_wait_s:.1f} s: the command may be lost"
+            )
         publisher.publish(JointTrajectory(joint_names=list(names), points=[point]))
+
+    def _matched(self, publisher: Publisher) -> bool:
+        """Whether a subscription matches ``publisher``, waiting up to ``controller_wait_s`` (wall
+        clock) for DDS discovery to match one: a trajectory published before that is lost, and
+        the skill would wait for the joints to its time limit (seen under load: pre_grasp's arm
+        command lost while the head's, on another topic, had arrived)."""
+        deadline = time.monotonic() + self.config.controller_wait_s
+        while publisher.get_subscription_count() == 0:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
 
     def _skills(self, handle: ServerGoalHandle) -> HsrSkills:
         def interrupt() -> SkillError | None:

@@ -16,6 +16,7 @@ class HsrDriverConfig:
     tf_timeout_s: float = 2.0
     odom_wait_s: float = 10.0
     odom_stale_s: float = 0.5
+    controller_wait_s: float = 5.0
     control_rate_hz: float = 20.0
     max_linear_mps: float = 0.2
     max_angular_rps: float = 0.5
@@ -45,7 +46,7 @@ class HsrDriverConfig:
             "control_rate_hz", "max_linear_mps", "max_angular_rps", "cmd_vel_timeout_s", "hand_reach_m",
             "max_handle_distance_m", "position_tolerance_m", "heading_tolerance_rad", "joint_tolerance",
             "head_timeout_s", "arm_timeout_s", "base_timeout_s", "grasp_timeout_s", "pull_timeout_s",
-            "odom_wait_s", "odom_stale_s",
+            "odom_wait_s", "odom_stale_s", "controller_wait_s",
         )  # fmt: skip
         require_positive(self, positive, "hsr_driver")
         if self.pull_waypoints < 1:

@@ -1,5 +1,5 @@
 """Wait for an rclpy future from a thread other than the executor's (never from a callback
-of a single-threaded executor: it would deadlock)."""
+of a single-threaded executor: it would deadlock), or for a publisher's subscribers."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from action_msgs.msg import GoalStatus
 from rclpy.client import Client
+from rclpy.publisher import Publisher
 from rclpy.task import Future
 
 RESEND_S = 2.0
@@ -23,6 +24,17 @@ def wait_future(future: Future, timeout_s: float) -> Any | None:
     if not done.wait(timeout_s):
         return None
     return future.result()
+
+
+def wait_for_subscription(publisher: Publisher, timeout_s: float, period_s: float = 0.01) -> bool:
+    """Whether DDS has matched a subscription to ``publisher`` within ``timeout_s`` seconds (wall
+    clock; no spinning needed): a message on a volatile topic published before that is lost."""
+    deadline = time.monotonic() + timeout_s
+    while publisher.get_subscription_count() == 0:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(period_s)
+    return True
 
 
 def call_with_resend(

@@ -38,7 +38,6 @@ from rclpy.action.server import ServerGoalHandle
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.duration import Duration
 from rclpy.node import Node
-from rclpy.publisher import Publisher
 from sensor_msgs.msg import JointState
 from sg_search_interfaces.action import LookAt, OpenContainer
 from std_msgs.msg import Bool
@@ -46,6 +45,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from sg_search.config import package_share
 from sg_search.geometry import Transform, TransformError, yaw_from_quat
+from sg_search.ros.futures import wait_for_subscription
 from sg_search.ros.params import declare_config
 from sg_search.ros.qos import CMD_VEL_QOS, LATCHED_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
@@ -172,7 +172,8 @@ class HsrDriver(Node):
         self._base.publish(twist)
 
     def command_joints(self, names: tuple[str, ...], positions: tuple[float, ...], seconds: float) -> None:
-        """One trajectory point on the controller that owns ``names``."""
+        """One trajectory point on the controller that owns ``names``, once DDS has matched its
+        subscription (at most ``controller_wait_s``)."""
         publisher = (
             self._head
             if names[0] in HEAD_JOINTS
@@ -183,24 +184,14 @@ class HsrDriver(Node):
         point = JointTrajectoryPoint(
             positions=list(positions), time_from_start=Duration(seconds=seconds).to_msg()
         )
-        if not self._matched(publisher):
+        if not wait_for_subscription(publisher, self.config.controller_wait_s):
+            # DDS has not matched the controller: the command may be lost, and the skill would
+            # wait for the joints to its time limit (pre_grasp under load, the head's had arrived)
             self.get_logger().warning(
                 f"no controller subscribes to {publisher.topic_name} after "
                 f"{self.config.controller_wait_s:.1f} s: the command may be lost"
             )
         publisher.publish(JointTrajectory(joint_names=list(names), points=[point]))
-
-    def _matched(self, publisher: Publisher) -> bool:
-        """Whether a subscription matches ``publisher``, waiting up to ``controller_wait_s`` (wall
-        clock) for DDS discovery to match one: a trajectory published before that is lost, and
-        the skill would wait for the joints to its time limit (seen under load: pre_grasp's arm
-        command lost while the head's, on another topic, had arrived)."""
-        deadline = time.monotonic() + self.config.controller_wait_s
-        while publisher.get_subscription_count() == 0:
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.01)
-        return True
 
     def _skills(self, handle: ServerGoalHandle) -> HsrSkills:
         def interrupt() -> SkillError | None:

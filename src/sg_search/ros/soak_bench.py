@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from sg_search.ros.futures import wait_future
+from sg_search.ros.futures import wait_for_subscription, wait_future
 from sg_search.ros.processes import NodeProcess, process_stats
 
 SEARCH_SLACK_S = 15.0  # [s] a search "ends within its budget" when it ends by its timeout + this
@@ -168,9 +168,7 @@ def soak_frames(frames: int) -> list[dict[str, Any]]:
             qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
             node.create_subscription(SceneGraphUpdate, "scene_graph/updates", on_update, qos)
             publisher = node.create_publisher(ObjectObservationArray, "observations", 10)
-            deadline = time.monotonic() + 120.0
-            while publisher.get_subscription_count() == 0 and time.monotonic() < deadline:
-                time.sleep(0.1)
+            wait_for_subscription(publisher, 120.0, period_s=0.1)
 
             def publish(index: int, instances: list[ObjectInstance]) -> None:
                 header = Header(stamp=node.get_clock().now().to_msg(), frame_id="map")

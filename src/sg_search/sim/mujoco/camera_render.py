@@ -8,7 +8,8 @@ updates the scene once, renders it as it looks (RGB) and once with segment colou
 (geom ids and depth from the same pass), through MuJoCo's public rendering API.
 
 Images are in the camera's frame as OpenGL reads them, flipped to row 0 at the top; depth is
-the metric distance [m] along the optical axis (0 where nothing was hit within ``zfar``).
+the metric distance [m] along the optical axis (the far plane's distance where nothing was
+hit, as ``mujoco.Renderer`` gives it).
 """
 
 from __future__ import annotations

@@ -29,6 +29,11 @@ pytestmark = pytest.mark.xdist_group("llm")
 
 PLACES = ["kitchen cabinet", "office desk", "bathroom sink", "bed", "fridge", "sofa", "wardrobe", "shoe rack"]
 OBJECTS = ["passport", "mug", "toothbrush", "remote control", "socks", "charger"]
+# [s] how long a reply may take: the server is one thread at nice 19, so beside the other
+# worker's robot tests (non-niced, both cores) it gets a few percent of a core. A bound on
+# being stuck, not on speed: alone, a 256-token regex reply takes about 15 s (session 75: six in
+# 91 s), and make test once took 1,724 s instead of about 1,190 s, with one reply past 120 s.
+REPLY_TIMEOUT_S = 600.0
 
 
 def post(base_url: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -38,7 +43,7 @@ def post(base_url: str, body: dict[str, Any]) -> dict[str, Any]:
         headers={"Content-Type": "application/json"},
         method="POST",
     )
-    with urllib.request.urlopen(request, timeout=120) as reply:
+    with urllib.request.urlopen(request, timeout=REPLY_TIMEOUT_S) as reply:
         return dict(json.load(reply))
 
 
@@ -175,7 +180,7 @@ def test_with_constraints_the_model_makes_the_decisions(local_model: str, tmp_pa
         tmp_path,
         max_output_tokens=160,
         max_requests=3,
-        timeout_s=600.0,  # one niced thread beside the other worker's tests: slow, not stuck
+        timeout_s=REPLY_TIMEOUT_S,
         structured="json_schema",
         text_regex=True,
     )

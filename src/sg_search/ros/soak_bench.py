@@ -26,6 +26,7 @@ FRAME_RATE_HZ = 100.0
 FRAME_BATCH = 500  # frames between samples
 INSTANCES_PER_FRAME = 5
 INSTANCE_POOL = 300  # distinct objects re-observed over and over (a house does not grow)
+SUBSCRIPTION_WAIT_S = 120.0  # [s] for the graph server to subscribe before the first frame
 SIM = ("-p", "use_sim_time:=true")
 STACK: dict[str, tuple[str, ...]] = {
     "sim_bridge": (
@@ -168,7 +169,11 @@ def soak_frames(frames: int) -> list[dict[str, Any]]:
             qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
             node.create_subscription(SceneGraphUpdate, "scene_graph/updates", on_update, qos)
             publisher = node.create_publisher(ObjectObservationArray, "observations", 10)
-            wait_for_subscription(publisher, 120.0, period_s=0.1)
+            if not wait_for_subscription(publisher, SUBSCRIPTION_WAIT_S, period_s=0.1):
+                raise RuntimeError(
+                    f"soak: the scene-graph server did not subscribe to 'observations' within "
+                    f"{SUBSCRIPTION_WAIT_S:.0f} s (exit code {server.process.poll()}); no frame was sent"
+                )
 
             def publish(index: int, instances: list[ObjectInstance]) -> None:
                 header = Header(stamp=node.get_clock().now().to_msg(), frame_id="map")

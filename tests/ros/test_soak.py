@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -67,3 +69,35 @@ def test_a_thousand_frames_leave_the_graph_server_as_it_was() -> None:
     assert batches[-1]["threads"] <= batches[0]["threads"] and batches[-1]["fds"] <= batches[0]["fds"], (
         batches
     )
+
+
+SILENT_SERVER = """
+import subprocess, sys
+from sg_search.ros import soak_bench
+
+class SilentServer:  # test double of the graph server's NodeProcess: it never subscribes
+    def __init__(self, *args):
+        self.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait()
+
+soak_bench.NodeProcess = SilentServer
+soak_bench.SUBSCRIPTION_WAIT_S = 1.0
+soak_bench.soak_frames(500)
+"""
+
+
+def test_a_graph_server_that_never_subscribes_ends_the_frame_soak_naming_it() -> None:
+    """In a ROS domain of its own: a killed node's subscription may linger in this worker's."""
+    domain = str(int(os.environ["ROS_DOMAIN_ID"]) + 50)
+    run = subprocess.run(
+        [sys.executable, "-c", SILENT_SERVER],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "ROS_DOMAIN_ID": domain},
+    )  # fmt: skip
+    assert run.returncode != 0, run.stdout + run.stderr
+    assert "RuntimeError: soak: the scene-graph server did not subscribe to 'observations' within 1 s" in (
+        run.stderr
+    ), run.stderr[-2000:]
+    assert "no frame was sent" in run.stderr

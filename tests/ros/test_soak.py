@@ -79,6 +79,9 @@ class SilentServer:  # test double of the graph server's NodeProcess: it never s
     def __init__(self, *args):
         self.process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
 
+    def output_so_far(self):
+        return "silent server: never subscribes"
+
     def stop(self):
         self.process.kill()
         self.process.wait()
@@ -100,4 +103,4 @@ def test_a_graph_server_that_never_subscribes_ends_the_frame_soak_naming_it() ->
     assert "RuntimeError: soak: the scene-graph server did not subscribe to 'observations' within 1 s" in (
         run.stderr
     ), run.stderr[-2000:]
-    assert "no frame was sent" in run.stderr
+    assert "no frame was sent. Its output:\nsilent server: never subscribes" in run.stderr

@@ -172,7 +172,8 @@ def soak_frames(frames: int) -> list[dict[str, Any]]:
             if not wait_for_subscription(publisher, SUBSCRIPTION_WAIT_S, period_s=0.1):
                 raise RuntimeError(
                     f"soak: the scene-graph server did not subscribe to 'observations' within "
-                    f"{SUBSCRIPTION_WAIT_S:.0f} s (exit code {server.process.poll()}); no frame was sent"
+                    f"{SUBSCRIPTION_WAIT_S:.0f} s; no frame was sent. Its output:\n"
+                    f"{server.output_so_far()[-2000:]}"
                 )
 
             def publish(index: int, instances: list[ObjectInstance]) -> None:

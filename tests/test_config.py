@@ -4,9 +4,19 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sg_search.bench.embodied_world import EmbodiedParams, StackConfig
-from sg_search.config import ConfigError, default_params_file, from_params, load_node_params, nested_sections
+from sg_search.config import (
+    ConfigError,
+    default_params_file,
+    from_params,
+    load_node_params,
+    nested_sections,
+    read_yaml,
+)
 from sg_search.habitat.config import HabitatBridgeConfig
 from sg_search.perception.config import PerceptionConfig
 from sg_search.perception.room_segmentation import RoomSegmentationParams
@@ -129,3 +139,25 @@ def test_room_segmentation_is_read_from_the_graph_servers_rooms_section(tmp_path
     path.write_text(section + "{door_width: wide}\n")
     with pytest.raises(ConfigError, match="rooms: 'door_width' must be float"):
         StackConfig.load(path)
+
+
+# YAML 1.1's extra line breaks (NEL, LS, PS) read differently by the two parsers: left out
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")))
+_SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _TEXT
+_DOCUMENTS = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+)
+
+
+@given(_DOCUMENTS)
+def test_read_yaml_gives_what_safe_load_gives(document: object) -> None:
+    text = yaml.safe_dump(document, allow_unicode=True)
+    assert read_yaml(text) == yaml.safe_load(text) == document
+
+
+def test_read_yaml_is_safe_and_names_bad_yaml() -> None:
+    with pytest.raises(yaml.YAMLError, match="python/object"):
+        read_yaml("!!python/object/apply:os.system ['true']")
+    with pytest.raises(yaml.YAMLError):
+        read_yaml("a: [1, 2")

@@ -16,6 +16,15 @@ from typing import Any, TypeVar
 import yaml
 
 T = TypeVar("T")
+# libyaml's parser where PyYAML was built with it (its wheels are), else PyYAML's own: about
+# seven times faster (the knowledge answers: 0.03 s instead of 0.2 s) and the same documents,
+# except for text holding YAML 1.1's extra line breaks (NEL, LS, PS), which none of ours does
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def read_yaml(text: str) -> Any:
+    """``yaml.safe_load(text)``, through libyaml where available; raises ``yaml.YAMLError``."""
+    return yaml.load(text, Loader=_SAFE_LOADER)
 
 
 class ConfigError(ValueError):
@@ -50,7 +59,7 @@ def load_node_params(path: Path | str, node_name: str) -> dict[str, Any]:
     """
     path = Path(path)
     try:
-        document = yaml.safe_load(path.read_text())
+        document = read_yaml(path.read_text())
     except FileNotFoundError as exc:
         raise ConfigError(f"parameter file not found: {path}") from exc
     except yaml.YAMLError as exc:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from sg_search.config import read_yaml
 from sg_search.reasoning.knowledge.datasets import Answers, KnowledgeDataError
 from sg_search.reasoning.knowledge.names import knowledge_text
 
@@ -41,7 +42,7 @@ def default_placements_path() -> Path:
 def load_placements(path: Path) -> list[tuple[str, str, str]]:
     """(object, holder, room type) per line, names in knowledge text."""
     try:
-        lines = yaml.safe_load(path.read_text())["placements"]
+        lines = read_yaml(path.read_text())["placements"]
         rows = [tuple(part.strip() for part in str(line).split("|")) for line in lines]
     except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
         raise KnowledgeDataError(f"{path}: not a placements file ({exc})") from exc

@@ -6,6 +6,8 @@ from typing import Any
 
 import yaml
 
+from sg_search.config import read_yaml
+
 
 def params_from(base_url: str, model: str, cache: str, extra: list[str] | tuple[str, ...]) -> dict[str, Any]:
     """Parameters from endpoint options and ``KEY=VALUE`` strings, values read as YAML
@@ -26,6 +28,6 @@ def _scalar(text: str) -> Any:
     """A value read as YAML, as ``ros2 param set`` does ("0.8" -> 0.8, "true" -> True); text
     that is not YAML stays text."""
     try:
-        return yaml.safe_load(text) if text else text
+        return read_yaml(text) if text else text
     except yaml.YAMLError:
         return text

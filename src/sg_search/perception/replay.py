@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from sg_search.config import read_yaml
 from sg_search.geometry.box import Box3D
 from sg_search.perception.observation import ObjectInstance
 
@@ -36,7 +37,7 @@ def load_replay(path: Path | str) -> list[ReplayFrame]:
     """Frames of a replay file, sorted by time; ValueError naming the file and frame if bad."""
     path = Path(path)
     try:
-        document = yaml.safe_load(path.read_text())
+        document = read_yaml(path.read_text())
         raw_frames = document["replay"]["frames"]
     except (OSError, yaml.YAMLError, KeyError, TypeError) as exc:
         raise ValueError(f"{path}: not a replay file (needs replay.frames): {exc}") from None

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import networkx as nx
 import numpy as np
-import yaml
 
+from sg_search.config import read_yaml
 from sg_search.perception.categories import normalise_category
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import EdgeKind, EdgeOrigin, Layer, SceneEdge, SceneNode
@@ -32,7 +32,7 @@ def load_related_pairs(path: Path | str | None = None) -> RelatedPairs:
     else:
         text = resources.files("sg_search.data").joinpath("related_categories.yaml").read_text()
         where = "related_categories.yaml"
-    pairs = (yaml.safe_load(text) or {}).get("pairs")
+    pairs = (read_yaml(text) or {}).get("pairs")
     if not isinstance(pairs, list):
         raise ValueError(f"{where}: needs a list 'pairs' of [category, category]")
     out = set()

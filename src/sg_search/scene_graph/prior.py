@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from sg_search.config import read_yaml
 from sg_search.perception.categories import normalise_category
 from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import (
@@ -46,7 +47,7 @@ def load_prior(path: Path | str, graph: SceneGraph | None = None) -> SceneGraph:
     """Read a prior scene file into ``graph`` (a new one by default) in one transaction."""
     path = Path(path)
     try:
-        document = yaml.safe_load(path.read_text())
+        document = read_yaml(path.read_text())
     except (OSError, yaml.YAMLError) as exc:
         raise PriorError(f"cannot read prior scene {path}: {exc}") from exc
     if not isinstance(document, dict):

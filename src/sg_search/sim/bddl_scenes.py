@@ -17,7 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
+from sg_search.config import read_yaml
 
 
 class SceneError(KeyError):
@@ -78,7 +78,7 @@ def _scenes_raw() -> dict[str, dict[str, dict[str, int]]]:
 
 @lru_cache(maxsize=1)
 def _layout_table() -> dict[str, Any]:
-    table: dict[str, Any] = yaml.safe_load(
+    table: dict[str, Any] = read_yaml(
         resources.files("sg_search.data").joinpath("furniture.yaml").read_text()
     )
     return table

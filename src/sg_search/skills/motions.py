@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from sg_search.config import read_yaml
+
 OPENINGS = ("drawer", "hinge")
 
 
@@ -70,7 +72,7 @@ def load_motions(path: Path | str) -> tuple[OpeningMotion, dict[str, OpeningMoti
     """
     path = Path(path)
     try:
-        document = yaml.safe_load(path.read_text()) or {}
+        document = read_yaml(path.read_text()) or {}
         default = _motion(document.get("default") or {}, OpeningMotion(), f"{path}: default")
         categories = {
             str(name): _motion(entry or {}, default, f"{path}: categories.{name}")

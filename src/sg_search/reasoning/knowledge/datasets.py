@@ -38,6 +38,7 @@ from typing import Any
 
 import yaml
 
+from sg_search.config import read_yaml
 from sg_search.reasoning.knowledge.names import knowledge_text
 
 KINDS = ("containment", "cooccurrence")
@@ -102,7 +103,7 @@ def shipped_answers() -> Answers:
 def load_answers(path: Path) -> Answers:
     """Parse an answers YAML (the format of ``data/knowledge/llm_answers.yaml``)."""
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw = read_yaml(path.read_text())
         rooms = [knowledge_text(r) for r in raw["rooms"]]
         holders = [knowledge_text(h) for h in raw["holders"]]
         taxonomy = raw["taxonomy"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sg_search.bench.compare import compare, mcnemar_p, pick_sides, wilson
+from sg_search.bench.compare import compare, first_difference, mcnemar_p, parting, pick_sides, wilson
 from sg_search.bench.results_file import ResultsFile
 from sg_search.cli import main
 
@@ -114,3 +114,47 @@ def test_which_side_found_sooner_counts_only_episodes_both_found(tmp_path: Path)
     assert (sooner.both, sooner.a_sooner, sooner.b_sooner) == (7, 6, 0)
     assert sooner.p_value == pytest.approx(2 * 0.5**6)
     assert sooner.median_ratio == pytest.approx(0.5)
+
+
+def _step(
+    action: int, phase: str, node: str, utility: float, top: list[list[Any]] | None = None
+) -> dict[str, Any]:
+    step = {"action": action, "phase": phase, "node": node, "what": node.split("_")[0], "utility": utility}
+    return {**step, "top": top} if top else step
+
+
+def test_the_step_where_two_runs_of_an_episode_part_is_named(tmp_path: Path) -> None:
+    shared = [_step(0, "look-around", "", 0.0), _step(12, "reason", "fridge_1", 0.7)]
+    main_trace = [
+        *shared,
+        _step(40, "reason", "cabinet_2", 0.5, [["cabinet_2", "open", 0.5], ["sink_3", "inspect", 0.4]]),
+    ]
+    new_trace = [
+        *shared,
+        _step(40, "reason", "sink_3", 0.45, [["sink_3", "inspect", 0.45], ["cabinet_2", "open", 0.44]]),
+    ]
+    a, b = pick_sides([
+        _write(tmp_path / "main.jsonl", "scout", [{**_row("scout", 0, 1500, False), "trace": main_trace}]),
+        _write(tmp_path / "new.jsonl", "scout", [{**_row("scout", 0, 90, True), "trace": new_trace}]),
+    ])  # fmt: skip
+    table = compare(a, b).table()
+    assert (
+        "the runs part at action 40 (step 3): A reason cabinet_2 (cabinet, 0.50) over sink_3 0.40; "
+        "B reason sink_3 (sink, 0.45) over cabinet_2 0.44"
+    ) in table
+
+
+def test_traces_part_at_the_first_differing_step_or_where_the_shorter_ends() -> None:
+    trace = [
+        _step(0, "look-around", "", 0.0),
+        _step(12, "reason", "fridge_1", 0.7),
+        _step(30, "found", "mug_4", 0.9),
+    ]
+    assert first_difference(trace, list(trace)) is None
+    assert first_difference(trace, trace[:2]) == 2  # one run went on where the other ended
+    assert first_difference(trace, [trace[0], _step(13, "reason", "fridge_1", 0.7)]) == 1  # a later action
+    assert first_difference(trace, [trace[0], _step(12, "reason", "fridge_1", 0.6)]) == 1  # another utility
+    assert parting(trace, None) is None  # a row written before traces were kept
+    assert (
+        parting(trace, trace[:2]) == "the runs part at action 30 (step 3): A found mug_4 (mug, 0.90); B ended"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import replace
+from typing import Any
 
 from sg_search.bench.closed_loop import PHASES, search_episode
 from sg_search.bench.embodied_world import EmbodiedEpisode
@@ -21,9 +22,21 @@ def test_an_episode_is_found_verified_and_counted_as_objectnav_success() -> None
     episode = make_episodes("test", 2, seed=0)[0][0]  # a sack on the kitchen floor, from the garage
     with EmbodiedEpisode(episode) as env:
         run = EpisodeRun(env.world, "target")
-        outcome = search_episode(env, "scout")
+        trace: list[dict[str, Any]] = []
+        outcome = search_episode(env, "scout", trace=trace)
         metrics = run.result()
         assert outcome.success, outcome.message
+        # the row's trace: every decision in order, each with the actions spent before it
+        decisions = [s for s in trace if s["phase"] == "reason"]
+        assert [s["node"] for s in decisions] == [d.chosen for d in outcome.decisions]
+        assert all(s["top"][0][0] == s["node"] for s in decisions)
+        actions = [s["action"] for s in trace]
+        assert (
+            actions == sorted(actions)
+            and actions[0] == 0
+            and 12 <= actions[1] <= actions[-1] <= env.robot.steps
+        )
+        assert [s["phase"] for s in trace[-2:]] == ["verify", "found"] and trace[-1]["what"] == episode.query
         assert outcome.found is not None and outcome.found.category == episode.query
         phases = [s.phase for s in outcome.trace]
         assert phases[-2:] == ["verify", "found"] and "credibility" in outcome.explanation

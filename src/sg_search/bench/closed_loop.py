@@ -40,11 +40,15 @@ METRICS = ("success", "SPL", "SoftSPL", "steps", "decisions", "opened", "false_p
 
 
 def search_episode(
-    env: EmbodiedEpisode, reasoner: Reasoner | str, params: Mapping[str, Any] | None = None
+    env: EmbodiedEpisode,
+    reasoner: Reasoner | str,
+    params: Mapping[str, Any] | None = None,
+    trace: list[dict[str, Any]] | None = None,
 ) -> SearchOutcome:
     """The first frame, then the search loop in the in-process world (its first action: a full
     turn in place), with the one verification; ``reasoner`` by name is made with the stack's
-    reasoner parameters and ``params``."""
+    reasoner parameters and ``params``. ``trace``, if given, receives the search's steps as
+    :func:`traced` writes them."""
     config = env.config.reasoner
     if isinstance(reasoner, str):
         reasoner = create_reasoner(reasoner, {**env.config.reasoner_params(reasoner), **(params or {})})
@@ -61,7 +65,7 @@ def search_episode(
         env,
         params=replace(config.search_params(MAX_DECISIONS, math.inf), settle_s=0.0),  # frames are synchronous
         verifier=verifier,
-        on_step=lambda step: _book_phase(env, step),
+        on_step=lambda step: _on_step(env, step, trace),
         should_stop=lambda: env.robot.out_of_actions,
     )
 
@@ -73,8 +77,35 @@ _PHASE_OF_STEP = {"look-around": "look-around", "navigate": "exploration", "swee
                   "verify": "verification"}  # fmt: skip
 
 
-def _book_phase(env: EmbodiedEpisode, step: SearchStep) -> None:
+# The steps a row's trace keeps: each decision with its runners-up, each failed action, each
+# sweep, verification and find (the step that carries a decision out repeats the decision).
+TRACED_PHASES = frozenset({"look-around", "reason", "recover", "sweep", "verify", "found"})
+WHY_CHARS = 160  # a step's explanation is cut to this many characters in the trace
+
+
+def _on_step(env: EmbodiedEpisode, step: SearchStep, trace: list[dict[str, Any]] | None) -> None:
     env.robot.phase = _PHASE_OF_STEP.get(step.phase, env.robot.phase)
+    if trace is not None and step.phase in TRACED_PHASES:
+        trace.append(traced(env, step))
+
+
+def traced(env: EmbodiedEpisode, step: SearchStep) -> dict[str, Any]:
+    """One step of a row's trace: the actions spent before it (``action``), its phase, its node
+    (id, and ``what``: the node's category or kind as the graph has it then), its utility (or
+    credibility), the explanation cut to ``WHY_CHARS``, and for a decision its best candidates
+    (``top``: [id, affordance, utility], best first)."""
+    node = env.scene_graph.get(step.target_node_id) if step.target_node_id else None
+    entry: dict[str, Any] = {
+        "action": env.robot.steps,
+        "phase": step.phase,
+        "node": step.target_node_id,
+        "what": (node.category or node.kind) if node is not None else "",
+        "utility": round(float(step.utility), 4),
+        "why": step.explanation[:WHY_CHARS],
+    }
+    if step.top:
+        entry["top"] = [[node_id, affordance, round(float(u), 4)] for node_id, affordance, u, _ in step.top]
+    return entry
 
 
 def run_episode(
@@ -94,7 +125,8 @@ def run_episode(
         reasoner = create_reasoner(
             reasoner_name, {**env.config.reasoner_params(reasoner_name), **(params or {})}
         )
-        outcome = search_episode(env, reasoner)
+        trace: list[dict[str, Any]] = []
+        outcome = search_episode(env, reasoner, trace=trace)
         metrics = run.result()
         stopped = outcome.success
         success = bool(stopped and metrics["success"] > 0)
@@ -123,6 +155,7 @@ def run_episode(
             "pocket_escapes": float(env.robot.navigator.escapes),
             "frames": float(env.frames),
             **reasoner.stats(),
+            "trace": trace,
         }
         row["SPL"] = row["SPL"] if row["success"] else 0.0
         return row

@@ -167,6 +167,9 @@ class Comparison:
         for episode, a, b in self.changed:
             where = f"{a.get('scene', '')} {a.get('query', '')!r}"
             lines.append(f"  {episode:>3} {where}: A {_end(a)}; B {_end(b)}")
+            parted = parting(a.get("trace"), b.get("trace"))
+            if parted is not None:
+                lines.append(f"      {parted}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -177,7 +180,10 @@ class Comparison:
             "episodes": len(self.episodes),
             "budgets": [vars(r) for r in self.budgets],
             "sooner": vars(self.sooner),
-            "changed": [{"episode": e, "a": _end(a), "b": _end(b)} for e, a, b in self.changed],
+            "changed": [
+                {"episode": e, "a": _end(a), "b": _end(b), "parting": parting(a.get("trace"), b.get("trace"))}
+                for e, a, b in self.changed
+            ],
         }
 
 
@@ -246,6 +252,42 @@ def _p(p_value: float, equals: str = "") -> str:
 
 def _rate(found: int, n: int, interval: tuple[float, float]) -> str:
     return f"{found / n:.2f} [{interval[0]:.2f}, {interval[1]:.2f}]"
+
+
+# What makes two traced steps the same step (closed_loop.traced): the ids of the nodes made after
+# the runs part differ between them, so only the steps before are compared
+_SAME_STEP = ("action", "phase", "node", "utility")
+
+
+def first_difference(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> int | None:
+    """The index of the first step at which two traces of one episode differ (the shorter
+    one's length when it is the other's beginning), None when they are the same."""
+    for k, (x, y) in enumerate(zip(a, b, strict=False)):
+        if any(x.get(key) != y.get(key) for key in _SAME_STEP):
+            return k
+    return None if len(a) == len(b) else min(len(a), len(b))
+
+
+def parting(a: Sequence[Mapping[str, Any]] | None, b: Sequence[Mapping[str, Any]] | None) -> str | None:
+    """Where two traces of one episode part, as a line: the action, then each side's step there
+    (phase, node, what it is, utility, and a decision's runners-up); None when either row has no
+    trace (results written before traces were kept) or the traces are the same."""
+    if a is None or b is None:
+        return None
+    k = first_difference(a, b)
+    if k is None:
+        return None
+    action = min(t[k]["action"] for t in (a, b) if k < len(t))
+    return f"the runs part at action {action} (step {k + 1}): A {_step(a, k)}; B {_step(b, k)}"
+
+
+def _step(trace: Sequence[Mapping[str, Any]], k: int) -> str:
+    if k >= len(trace):
+        return "ended"
+    s = trace[k]
+    text = f"{s['phase']} {s['node'] or '-'}" + (f" ({s['what']}, {s['utility']:.2f})" if s["node"] else "")
+    runners = [f"{node} {u:.2f}" for node, _, u in s.get("top", [])[1:]]
+    return text + (f" over {', '.join(runners)}" if runners else "")
 
 
 def _end(row: Mapping[str, Any]) -> str:

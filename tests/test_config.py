@@ -142,7 +142,7 @@ def test_room_segmentation_is_read_from_the_graph_servers_rooms_section(tmp_path
 
 
 # YAML 1.1's extra line breaks (NEL, LS, PS) read differently by the two parsers: left out
-_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc", "Zl", "Zp")))
+_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Zl", "Zp"), exclude_characters="\x85"))
 _SCALARS = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _TEXT
 _DOCUMENTS = st.recursive(
     _SCALARS,

@@ -10,7 +10,7 @@ import numpy as np
 from sg_search.mapping.grid import GridSpec
 from sg_search.report import RunRecord, write_report
 from sg_search.scene_graph import Layer, SceneGraph, SceneNode
-from sg_search.search.loop import DecisionRecord
+from sg_search.search.outcome import DecisionRecord
 
 
 def test_report_inlines_every_figure_and_tells_the_story(tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from sg_search.config import package_share
 from sg_search.mapping.grid import GridSpec
 from sg_search.report import RunRecord, write_report
 from sg_search.scene_graph.prior import load_prior
-from sg_search.search.loop import DecisionRecord
+from sg_search.search.outcome import DecisionRecord
 from sg_search.view import CameraFrame, SearchLog
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -23,7 +23,7 @@ from sg_search.ros.futures import wait_future
 from sg_search.ros.ros_world import RosWorld
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.search.executor import ExecutorError
-from sg_search.search.loop import SearchError
+from sg_search.search.outcome import SearchError
 
 pytestmark = pytest.mark.ros
 

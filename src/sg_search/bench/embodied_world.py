@@ -51,7 +51,7 @@ from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.observations import current_unit, holding_relation, seen_within_reach
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
 from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
-from sg_search.search.loop import SearchOutcome
+from sg_search.search.outcome import SearchOutcome
 from sg_search.search.reports import ExecutionReport
 from sg_search.search.verification import follow_candidate
 from sg_search.sim.episodes import Episode

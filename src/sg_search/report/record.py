@@ -9,7 +9,7 @@ import numpy as np
 
 from sg_search.mapping.grid import GridSpec
 from sg_search.scene_graph import SceneGraph
-from sg_search.search.loop import DecisionRecord, SearchOutcome
+from sg_search.search.outcome import DecisionRecord, SearchOutcome
 
 
 @dataclass

@@ -32,7 +32,7 @@ from sg_search.perception.categories import query_category  # noqa: E402
 from sg_search.reasoning.base import SkillAffordance  # noqa: E402
 from sg_search.report import RunRecord, write_report  # noqa: E402
 from sg_search.ros.search_client import SearchClient  # noqa: E402
-from sg_search.search.loop import DecisionRecord  # noqa: E402
+from sg_search.search.outcome import DecisionRecord  # noqa: E402
 from sg_search.sim.episodes import Episode, make_episodes  # noqa: E402
 
 DEMO_POOL = 40  # test-split episodes the demo chooses from

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sg_search.geometry import frames
-from sg_search.search.loop import SearchParams
+from sg_search.search.outcome import SearchParams
 from sg_search.search.verification import CredibilityParams
 
 

@@ -40,7 +40,7 @@ def test_a_change_found_by_six_more_episodes_is_a_p_of_one_in_thirty_two(tmp_pat
     assert (at[500].found_a, at[500].found_b, at[500].only_a, at[500].only_b) == (4, 10, 0, 6)
     assert at[500].p_value == pytest.approx(2 * 0.5**6)  # all six discordant pairs one way
     assert at[500].interval_b[1] == pytest.approx(1.0) and at[500].interval_b[0] < 1.0
-    assert [e for e, _, _ in result.changed] == [4, 5, 6, 7, 8, 9]
+    assert [c.episode for c in result.changed] == [4, 5, 6, 7, 8, 9]
     assert "A target never detected (1500 actions); B found at 300" in result.table()
 
 

@@ -133,6 +133,18 @@ class Sooner:
 
 
 @dataclass(frozen=True)
+class Changed:
+    """An episode the two sides ended differently: its scene and query (``where``), how each
+    side ended (:func:`_end`) and where their traces part (:func:`parting`; None without traces)."""
+
+    episode: int
+    where: str
+    a: str
+    b: str
+    parting: str | None
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Side A against side B on their common episodes."""
 
@@ -141,7 +153,7 @@ class Comparison:
     episodes: tuple[int, ...]
     budgets: tuple[BudgetRow, ...]
     sooner: Sooner
-    changed: tuple[tuple[int, Mapping[str, Any], Mapping[str, Any]], ...]
+    changed: tuple[Changed, ...]
 
     def table(self) -> str:
         """The comparison as text: the budget table, which side found sooner, then the episodes
@@ -164,12 +176,10 @@ class Comparison:
             f"p {_p(s.p_value, '= ')}); median actions A / B {s.median_ratio:.2f}"
         )
         lines += ["", f"Episodes that ended differently ({len(self.changed)}):"]
-        for episode, a, b in self.changed:
-            where = f"{a.get('scene', '')} {a.get('query', '')!r}"
-            lines.append(f"  {episode:>3} {where}: A {_end(a)}; B {_end(b)}")
-            parted = parting(a.get("trace"), b.get("trace"))
-            if parted is not None:
-                lines.append(f"      {parted}")
+        for c in self.changed:
+            lines.append(f"  {c.episode:>3} {c.where}: A {c.a}; B {c.b}")
+            if c.parting is not None:
+                lines.append(f"      {c.parting}")
         return "\n".join(lines)
 
     def to_json(self) -> dict[str, Any]:
@@ -181,8 +191,7 @@ class Comparison:
             "budgets": [vars(r) for r in self.budgets],
             "sooner": vars(self.sooner),
             "changed": [
-                {"episode": e, "a": _end(a), "b": _end(b), "parting": parting(a.get("trace"), b.get("trace"))}
-                for e, a, b in self.changed
+                {"episode": c.episode, "a": c.a, "b": c.b, "parting": c.parting} for c in self.changed
             ],
         }
 
@@ -210,8 +219,14 @@ def compare(a: Side, b: Side, budgets: Sequence[int] = BUDGETS) -> Comparison:
         p_value = mcnemar_p(only_a, only_b)
         intervals = wilson(sum(fa), len(common)), wilson(sum(fb), len(common))
         rows.append(BudgetRow(budget, sum(fa), sum(fb), only_a, only_b, p_value, *intervals))
-    changed = tuple((e, a.rows[e], b.rows[e]) for e in common if _end(a.rows[e]) != _end(b.rows[e]))
-    return Comparison(a, b, common, tuple(rows), _sooner(a, b, common, reach), changed)
+    changed = []
+    for e in common:
+        row_a, row_b = a.rows[e], b.rows[e]
+        end_a, end_b = _end(row_a), _end(row_b)
+        if end_a != end_b:
+            where = f"{row_a.get('scene', '')} {row_a.get('query', '')!r}"
+            changed.append(Changed(e, where, end_a, end_b, parting(row_a.get("trace"), row_b.get("trace"))))
+    return Comparison(a, b, common, tuple(rows), _sooner(a, b, common, reach), tuple(changed))
 
 
 def _sooner(a: Side, b: Side, common: Sequence[int], reach: int) -> Sooner:

@@ -202,24 +202,3 @@ def test_no_goal_is_taken_before_a_side_the_container_refused() -> None:
     shut = Face(((0.0, 1.0),), centre, size, refused=(*refused, (0.0, -1.0)))
     assert approach_goal(*args, face=shut) is None
     assert approach_goal(*args, face=Face(((0.0, 1.0),), centre, size)) is not None
-
-
-def test_a_snapped_goal_serves_only_within_reach_and_before_the_same_face() -> None:
-    """A cabinet at (5, 5) opening towards +y, its goal square before that face: the base
-    stopped 0.25 m short of it (still square before +y, 0.95 m from the centre) stands as
-    well; beside the cabinet (+x, within reach), past reach, or before a refused side it does
-    not; for a look (no reach) the largest circle is the limit."""
-    from sg_search.planning.viewpoints import Face, serves_as_goal
-
-    centre, size = (5.0, 5.0, 0.4), (0.6, 0.6, 0.8)
-    face = Face(((0.0, 1.0), (1.0, 0.0)), centre, size)
-    goal, short = (5.0, 5.7), (5.1, 5.94)
-    look = ViewpointParams(radii=(0.6, 0.75, 0.9))
-    assert serves_as_goal(short, goal, centre, look, reach_m=1.0, face=face)
-    assert not serves_as_goal((5.8, 5.0), goal, centre, look, reach_m=1.0, face=face)
-    assert not serves_as_goal((5.0, 6.05), goal, centre, look, reach_m=1.0, face=face)
-    refused = Face(((0.0, 1.0), (1.0, 0.0)), centre, size, refused=((0.0, 1.0),))
-    assert not serves_as_goal(short, (5.8, 5.0), centre, look, reach_m=1.0, face=refused)
-    assert not serves_as_goal(short, goal, centre, look, face=face)  # 0.95 m > 0.9 m
-    assert serves_as_goal((5.05, 5.85), goal, centre, look, face=face)
-    assert serves_as_goal((5.05, 5.85), goal, centre, look)

@@ -37,7 +37,7 @@ from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteParams
 from sg_search.planning.navigator import NavError
 from sg_search.planning.stall import point_ahead
-from sg_search.planning.viewpoints import Face, approach_goal, serves_as_goal
+from sg_search.planning.viewpoints import approach_goal
 from sg_search.reasoning.base import Candidate
 from sg_search.reasoning.knowledge.model import KnowledgeModel
 from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
@@ -367,8 +367,7 @@ class EmbodiedEpisode:
         failed: list[tuple[float, float]] = []
         start, limit, no_way = self.world.travelled, math.inf, True
         for _ in range(3):
-            face = self._face(node)
-            goal = self._viewpoint(node, within_reach, failed, face)
+            goal = self._viewpoint(node, within_reach, failed)
             if goal is None:
                 return _Reached(False, no_way=no_way)
             nav = self.robot.navigator.params
@@ -377,11 +376,10 @@ class EmbodiedEpisode:
                 limit = nav.detour_factor * way + nav.detour_slack_m
             allowance = limit - (self.world.travelled - start)
             drive = self.robot.drive_to(goal, tolerance, p.actions_per_target, allowance)
-            # the planner may snap an unreachable goal to the nearest reachable cell: not the
-            # viewpoint, unless the base stands there as well as at it
-            if drive.success and (
-                math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution
-                or self._serves(node, within_reach, goal, face)
+            # the planner may snap an unreachable goal to the nearest reachable cell: not the viewpoint
+            if (
+                drive.success
+                and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution
             ):
                 return _Reached(True)
             no_way = no_way and drive.code == NavError.NO_VALID_PATH
@@ -390,14 +388,8 @@ class EmbodiedEpisode:
             failed.append(goal)
         return _Reached(False, no_way=no_way)
 
-    def _face(self, node: SceneNode) -> Face | None:
-        """The faces to approach ``node`` from (:func:`~sg_search.scene_graph.fronts.approach_face`)."""
-        inside = holding_relation(self.scene_graph, node) == "inside"
-        refused = self.refused_fronts.of(node.id)
-        return approach_face(node, self.scene_graph.get, inside, self.world.pose[:2], refused)
-
     def _viewpoint(
-        self, node: SceneNode, within_reach: bool, failed: list[tuple[float, float]], face: Face | None
+        self, node: SceneNode, within_reach: bool, failed: list[tuple[float, float]]
     ) -> tuple[float, float] | None:
         """The planner node's choice (:func:`~sg_search.planning.viewpoints.approach_goal`) on
         the current map, away from ``failed`` goals."""
@@ -407,19 +399,12 @@ class EmbodiedEpisode:
             np.array(node.bbox.center), np.array(node.bbox.size), self.robot.map.states(),
             self.robot.navigator.fields(self.world.pose[:2]), self.robot.spec,
             c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
-            c.reach_m if within_reach else None, failed, face,
+            c.reach_m if within_reach else None, failed,
+            approach_face(
+                node, self.scene_graph.get, holding_relation(self.scene_graph, node) == "inside",
+                self.world.pose[:2], self.refused_fronts.of(node.id),
+            ),
         )  # fmt: skip
-
-    def _serves(
-        self, node: SceneNode, within_reach: bool, goal: tuple[float, float], face: Face | None
-    ) -> bool:
-        """True if the base, sent to ``goal`` and stopped short where the planner snapped it,
-        stands there as well (:func:`~sg_search.planning.viewpoints.serves_as_goal`)."""
-        assert node.bbox is not None
-        c = self.config.planner
-        xy = (self.world.pose[0], self.world.pose[1])
-        reach = c.reach_m if within_reach else None
-        return serves_as_goal(xy, goal, node.bbox.center, c.viewpoints(within_reach), reach, face)
 
     def face(self, node: SceneNode) -> None:
         """Turn the base (30-degree actions) and look at the node from above; one frame."""

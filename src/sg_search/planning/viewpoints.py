@@ -285,28 +285,6 @@ def approach_goal(
     return best[1] if best is not None else None
 
 
-def serves_as_goal(
-    xy: tuple[float, float],
-    goal: tuple[float, float],
-    centre: Coords,
-    params: ViewpointParams,
-    reach_m: float | None = None,
-    face: Face | None = None,
-) -> bool:
-    """True if a base standing at ``xy`` [m] does the job of the :func:`approach_goal` ``goal``
-    it was sent to (the planner snapped that goal onto the nearest reachable cell, ``xy``): it
-    is as near the box's ``centre`` as the goal may be (within ``reach_m``, or within the
-    largest of ``params``' circles) and, with ``face``, it ranks before that face no worse than
-    the goal did (the same room, the same side, not before a refused one)."""
-    limit = reach_m if reach_m is not None else max(params.radii)
-    if math.dist(xy, (float(centre[0]), float(centre[1]))) > limit:
-        return False
-    if face is None or not face.directions:
-        return True
-    rank, wanted = _face_rank(face, xy), _face_rank(face, goal)
-    return rank is not None and wanted is not None and rank <= wanted
-
-
 def _face_rank(face: Face, goal: tuple[float, float]) -> tuple[int, int] | None:
     """:func:`approach_goal`'s order of a goal for ``face``: (0 in its room or 1 beyond it,
     then the index of the face it stands square before, or after those, ahead of the likeliest

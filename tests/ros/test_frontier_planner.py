@@ -241,3 +241,29 @@ def test_an_object_the_base_sees_within_reach_is_reached_where_it_stands(
     response = wait_future(handle.get_result_async(), 90.0)
     assert response.result.error_code == NavigateTo.Result.NONE, response.result.error_msg
     assert response.result.path_length < 0.05 and math.dist(base.pose[:2], before[:2]) < 0.05
+
+
+def test_an_object_across_the_room_is_approached_to_within_reach(
+    start_node: Any, ros_node: Node, base: KinematicBaseDouble
+) -> None:
+    """A mug 3 m ahead: the navigation within reach of it (the approach the in-process world runs
+    too) drives to one of its viewpoints and ends there, within reach, with the metres driven."""
+    start_node("frontier_planner", *GRID)
+    start_node("scene_graph_server")
+    _, observations = graph_io(ros_node)
+    assert wait_for(lambda: observations.get_subscription_count() > 0)
+    observe(ros_node, observations, 1, ObjectInstance("mug_1", "mug", 0.9, (4.0, 2.0, 0.5)))
+
+    def known() -> bool:
+        response = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(since_sequence=0))
+        return any(n.id == "mug_1" for n in response.update.nodes)
+
+    assert wait_for(known, timeout=20), "the graph has no mug"
+    client = ActionClient(ros_node, NavigateTo, "navigate")
+    assert client.wait_for_server(timeout_sec=20)
+    handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="mug_1", within_reach=True), timeout_s=10.0)
+    assert handle is not None and handle.accepted
+    response = wait_future(handle.get_result_async(), 120.0)
+    assert response.result.error_code == NavigateTo.Result.NONE, response.result.error_msg
+    assert math.dist(base.pose[:2], (4.0, 2.0)) <= 0.9
+    assert response.result.path_length >= 3.0 - 0.9 - 0.1

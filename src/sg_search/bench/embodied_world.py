@@ -33,6 +33,7 @@ from sg_search.perception.detection import RgbdImage
 from sg_search.perception.ground_truth import GroundTruthDetector, NoiseParams
 from sg_search.perception.pipeline import PerceptionPipeline
 from sg_search.perception.room_segmentation import RoomSegmentationParams
+from sg_search.planning.approach import ApproachDriver, Reached, approach
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteParams
 from sg_search.planning.navigator import NavError
@@ -94,17 +95,6 @@ class EmbodiedParams:
             math.radians(self.turn_hysteresis_deg),
             self.drift_tolerance_m,
         )
-
-
-@dataclass(frozen=True)
-class _Reached:
-    """How one navigation of the world ended: ``arrived``; else ``gave_up`` (its way grew into
-    a detour or it ran out of time: not tried again) and ``no_way`` (the planner found no way
-    over the map: NO_PATH, not counted as the robot's fault)."""
-
-    arrived: bool
-    gave_up: bool = False
-    no_way: bool = False
 
 
 @dataclass(frozen=True)
@@ -321,10 +311,10 @@ class EmbodiedEpisode:
                 return seen[0]
 
             drive = self.robot.drive_to(goal, p.arrive_m, p.actions_per_target, until=beyond_seen)
-            end = _Reached(drive.success or seen[0], no_way=drive.code == NavError.NO_VALID_PATH)
+            end = Reached(drive.success or seen[0], no_way=drive.code == NavError.NO_VALID_PATH)
         elif node.layer == Layer.ROOM:
             drive = self.robot.drive_to(node.position[:2], 1.0, p.actions_per_target)
-            end = _Reached(drive.success, no_way=drive.code == NavError.NO_VALID_PATH)
+            end = Reached(drive.success, no_way=drive.code == NavError.NO_VALID_PATH)
         else:
             end = self._approach(node, within_reach=purpose == "reach")
             if end.arrived:
@@ -341,55 +331,32 @@ class EmbodiedEpisode:
             )
         return SkillResult(True, travelled, f"at {node.id}")
 
-    def _approach(self, node: SceneNode, within_reach: bool) -> _Reached:
-        """To the best reachable viewpoint of ``node`` (VVD; or within reach of it); the
-        caller faces it. The viewpoints are chosen again after a failed drive: the map seen on the way
-        (the far side of a bed, a closed door) changes which ones are reachable. The tries
-        share the navigator's detour limit: once the metres driven for this approach pass
-        ``detour_factor`` × the first viewpoint's geodesic way over the known map (at the
-        clearance the navigator plans with) + ``detour_slack_m`` (no limit while no way is
-        known), it is given up (``gave_up``), as it is when one drive ends in a
-        detour or runs out of time (a viewpoint beside it lies behind the same detour, or on
-        the routes the base went back and forth between; over ROS the planner node's
-        navigation ends so and the executor does not retry it). ``no_way``: every try ended
-        because the planner found no way (no reachable viewpoint left, no path, a detour), as
-        the planner node's NO_VALID_PATH says over ROS. An object the base already sees within
-        reach (:func:`~sg_search.scene_graph.observations.seen_within_reach`) is reached where it
+    def _approach(self, node: SceneNode, within_reach: bool) -> Reached:
+        """To the best reachable viewpoint of ``node`` (VVD; or within reach of it), by the
+        approach the planner node runs too (:func:`~sg_search.planning.approach.approach`); the
+        caller faces it. An object the base already sees within reach
+        (:func:`~sg_search.scene_graph.observations.seen_within_reach`) is reached where it
         stands, as the planner node's choice."""
         if node.bbox is None:
-            return _Reached(False)
+            return Reached(False)
         if within_reach and seen_within_reach(
             self.scene_graph, node, self.world.pose[:2], self.config.planner.reach_m
         ):
-            return _Reached(True)
+            return Reached(True)
         p = self.config.embodied
         tolerance = self.config.planner.reach_tolerance_m if within_reach else p.arrive_m
-        failed: list[tuple[float, float]] = []
-        start, limit, no_way = self.world.travelled, math.inf, True
-        for _ in range(3):
-            goal = self._viewpoint(node, within_reach, failed)
-            if goal is None:
-                return _Reached(False, no_way=no_way)
-            nav = self.robot.navigator.params
-            if not failed and nav.detour_factor > 0:
-                way = self.robot.navigator.way(self.world.pose[:2], goal)
-                limit = nav.detour_factor * way + nav.detour_slack_m
-            allowance = limit - (self.world.travelled - start)
-            drive = self.robot.drive_to(goal, tolerance, p.actions_per_target, allowance)
-            # the planner may snap an unreachable goal to the nearest reachable cell: not the viewpoint
-            if (
-                drive.success
-                and math.dist(self.world.pose[:2], goal) <= tolerance + self.robot.spec.resolution
-            ):
-                return _Reached(True)
-            no_way = no_way and drive.code == NavError.NO_VALID_PATH
-            if drive.detour or drive.code == NavError.TIMEOUT or self.world.travelled - start > limit:
-                return _Reached(False, gave_up=True, no_way=no_way)
-            failed.append(goal)
-        return _Reached(False, no_way=no_way)
+        robot = self.robot
+        host = ApproachDriver(
+            choose=lambda failed: self._viewpoint(node, within_reach, failed),
+            drive=lambda goal, allowance: robot.drive_to(goal, tolerance, p.actions_per_target, allowance),
+            position=lambda: (self.world.pose[0], self.world.pose[1]),
+            way=lambda goal: robot.navigator.way(self.world.pose[:2], goal),
+            odometer=lambda: self.world.travelled,
+        )
+        return approach(host, tolerance, robot.spec.resolution, robot.navigator.params)
 
     def _viewpoint(
-        self, node: SceneNode, within_reach: bool, failed: list[tuple[float, float]]
+        self, node: SceneNode, within_reach: bool, failed: Sequence[tuple[float, float]]
     ) -> tuple[float, float] | None:
         """The planner node's choice (:func:`~sg_search.planning.viewpoints.approach_goal`) on
         the current map, away from ``failed`` goals."""

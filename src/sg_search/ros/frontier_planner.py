@@ -6,12 +6,14 @@ Topics (relative):
       ``cmd_vel`` (geometry_msgs/Twist, in ``base_frame``)
 Services: ``geodesic_distances`` (GetGeodesicDistances)
 Actions:  ``navigate`` (NavigateTo): a pose, a frontier id, or a scene-graph node id (its VVD
-          viewpoint, or with ``within_reach`` one within arm's reach; chosen as the in-process
-          world chooses them). A drive to a frontier ends (NONE) once no frontier's goal lies
-          within ``frontier_seen_m`` of its goal and the base stands where the safest
-          clearance lets it: the map saw beyond it. A base that is told to drive forward and
-          does not move for ``stall_window_s`` marks the cell ahead occupied (a bumper from
-          odometry; not where that would shut the base in) and the path is planned again around it.
+          viewpoint, or with ``within_reach`` one within arm's reach; chosen, and tried in
+          turn, by the approach the in-process world runs: :mod:`sg_search.planning.approach`,
+          the metres of all its tries in ``path_length``). A drive to a frontier ends (NONE)
+          once no frontier's goal lies within ``frontier_seen_m`` of its goal and the base
+          stands where the safest clearance lets it: the map saw beyond it. A base that is told
+          to drive forward and does not move for ``stall_window_s`` marks the cell ahead
+          occupied (a bumper from odometry; not where that would shut the base in) and the path
+          is planned again around it.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import array
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path as FilePath
 
@@ -38,9 +40,10 @@ from sg_search_interfaces.srv import GetGeodesicDistances, GetSceneGraph
 from sg_search.geometry import Pose2D, TransformError
 from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment, seen_beyond
 from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
+from sg_search.planning.approach import XY, ApproachDriver, Odometer, approach
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.geodesic import DistanceField, path_length, traversable
-from sg_search.planning.navigator import NavError, Navigator
+from sg_search.planning.navigator import NavError, Navigator, NavResult
 from sg_search.planning.stall import StallDetector, point_ahead
 from sg_search.planning.viewpoints import approach_goal
 from sg_search.ros.conversions import fronts_from_msg, update_from_msg
@@ -274,7 +277,8 @@ class FrontierPlanner(Node):
             self.base.halt()
 
     def _goal_of(self, goal: NavigateTo.Goal) -> tuple[float, float]:
-        """Goal position [m] in the map; GoalError with the result code if there is none."""
+        """A pose goal's or a frontier's position [m] in the map; GoalError with the result code
+        if there is none."""
         if not goal.node_id:
             if goal.pose.header.frame_id not in ("", self.config.map_frame):
                 frame = goal.pose.header.frame_id
@@ -285,22 +289,22 @@ class FrontierPlanner(Node):
             if not all(math.isfinite(v) for v in xy):
                 raise GoalError(NavigateTo.Result.INVALID_GOAL, f"goal pose.position {xy} is not finite")
             return xy
-        for frontier in self.frontiers:
-            if frontier.frontier_id == goal.node_id:
-                return frontier.goal
+        return next(f.goal for f in self.frontiers if f.frontier_id == goal.node_id)
+
+    def _refused(self, goal: NavigateTo.Goal) -> Sequence[Front]:
+        """The sides the goal's container refused to open from; GoalError if malformed."""
         try:
-            fronts = fronts_from_msg(goal.refused_fronts, "refused_fronts")
+            return fronts_from_msg(goal.refused_fronts, "refused_fronts")
         except ValueError as exc:
             raise GoalError(NavigateTo.Result.INVALID_GOAL, str(exc)) from exc
-        return self._viewpoint_of(goal.node_id, goal.within_reach, fronts)
 
     def _viewpoint_of(
-        self, node_id: str, within_reach: bool, refused: Sequence[Front]
+        self, node_id: str, within_reach: bool, refused: Sequence[Front], failed: Sequence[XY] = ()
     ) -> tuple[float, float]:
         """The node's viewpoint (:func:`~sg_search.planning.viewpoints.approach_goal`, as the
-        in-process world chooses it) from the base's pose; within reach of an object the base
-        already sees there (:func:`~sg_search.scene_graph.observations.seen_within_reach`), the
-        base's own position."""
+        in-process world chooses it) from the base's pose, away from ``failed`` goals; within
+        reach of an object the base already sees there
+        (:func:`~sg_search.scene_graph.observations.seen_within_reach`), the base's own position."""
         if not self._graph_client.wait_for_service(timeout_sec=2.0):
             raise GoalError(
                 NavigateTo.Result.UNKNOWN_NODE, "scene graph server not available to resolve node ids"
@@ -332,7 +336,7 @@ class FrontierPlanner(Node):
         goal = approach_goal(
             centre, size, self._states(), self.navigator.fields(pose[:2]), self.spec,
             c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
-            c.reach_m if within_reach else None, (), face,
+            c.reach_m if within_reach else None, failed, face,
         )  # fmt: skip
         if goal is None:
             raise GoalError(NavigateTo.Result.NO_VALID_PATH, f"no reachable viewpoint around {node_id!r}")
@@ -345,19 +349,24 @@ class FrontierPlanner(Node):
                 raise GoalError(
                     NavigateTo.Result.INVALID_GOAL, f"goal tolerance {goal.tolerance} is not >= 0"
                 )
-            target = self._goal_of(goal)
+            frontier = any(f.frontier_id == goal.node_id for f in self.frontiers) if goal.node_id else False
+            of_node = bool(goal.node_id) and not frontier
+            target = (0.0, 0.0) if of_node else self._goal_of(goal)
+            refused = self._refused(goal) if of_node else ()
         except GoalError as exc:
             handle.abort()
             result.error_code, result.error_msg = exc.code, str(exc)
             return result
 
+        odometer = Odometer(self.navigator.params.pose_jump_m)
+
         def feedback(pose: Pose2D, remaining: float, recoveries: int) -> None:
+            odometer.at(pose)
             message = NavigateTo.Feedback(recoveries=recoveries, distance_remaining=float(remaining))
             message.current_pose = self._pose_msg(pose)
             handle.publish_feedback(message)
 
         sender = self._sender
-        frontier = any(f.frontier_id == goal.node_id for f in self.frontiers) if goal.node_id else False
         seen = [False]  # the map saw beyond the frontier on the way and the base may stand here: arrived
 
         def beyond_seen() -> bool:
@@ -366,14 +375,33 @@ class FrontierPlanner(Node):
             )
             return seen[0]
 
-        outcome = self.navigator.navigate(
-            self.base,
-            target,
-            float(goal.tolerance) or (self.config.reach_tolerance_m if goal.within_reach else 0.0),
-            should_stop=lambda: bool(handle.is_cancel_requested or sender.lost or beyond_seen()),
-            on_path=self._publish_plan,
-            on_feedback=feedback,
-        )
+        def stopped() -> bool:
+            return bool(handle.is_cancel_requested or sender.lost)
+
+        tolerance = float(goal.tolerance) or (self.config.reach_tolerance_m if goal.within_reach else 0.0)
+
+        def drive(to: XY, max_travel_m: float = math.inf) -> NavResult:
+            return odometer.ended(
+                self.navigator.navigate(
+                    self.base,
+                    to,
+                    tolerance,
+                    should_stop=lambda: stopped() or beyond_seen() or odometer.leg_m > max_travel_m,
+                    on_path=self._publish_plan,
+                    on_feedback=feedback,
+                )
+            )
+
+        if of_node:
+            try:
+                outcome = self._approach(goal, refused, tolerance, drive, odometer, stopped)
+            except GoalError as exc:
+                handle.abort()
+                result.error_code, result.error_msg = exc.code, str(exc)
+                result.path_length = odometer.total_m
+                return result
+        else:
+            outcome = drive(target)
         if seen[0] and outcome.code == NavError.CANCELED and not handle.is_cancel_requested:
             outcome = replace(
                 outcome, code=NavError.NONE, message="the map saw beyond the frontier on the way"
@@ -393,6 +421,50 @@ class FrontierPlanner(Node):
         if outcome.final_pose is not None:
             result.final_pose = self._pose_msg(outcome.final_pose)
         return result
+
+    def _approach(
+        self,
+        goal: NavigateTo.Goal,
+        refused: Sequence[Front],
+        tolerance: float,
+        drive: Callable[[XY, float], NavResult],
+        odometer: Odometer,
+        stopped: Callable[[], bool],
+    ) -> NavResult:
+        """The approach to a node's viewpoints (:func:`~sg_search.planning.approach.approach`, as
+        the in-process world runs it), told as one navigation: metres driven over all its tries;
+        GoalError when the first viewpoint cannot be chosen (no node, no way to any)."""
+        first = [True]
+
+        def choose(failed: Sequence[XY]) -> XY | None:
+            if stopped():
+                return None
+            try:
+                return self._viewpoint_of(goal.node_id, goal.within_reach, refused, failed)
+            except GoalError as exc:
+                if first[0] or exc.code != NavigateTo.Result.NO_VALID_PATH:
+                    raise
+                return None  # no viewpoint left
+            finally:
+                first[0] = False
+
+        def position() -> XY:
+            pose = self.base.pose()
+            if pose is None:
+                raise GoalError(NavigateTo.Result.UNKNOWN, "the base's pose is not known (no transform)")
+            return (float(pose[0]), float(pose[1]))
+
+        def way(to: XY) -> float:
+            return self.navigator.way(position(), to)
+
+        host = ApproachDriver(choose, drive, position, way, lambda: odometer.total_m)
+        end = approach(host, tolerance or self.navigator.params.follower.goal_tolerance, self.spec.resolution,
+                       self.navigator.params)  # fmt: skip
+        code, message = end.code(), end.message()
+        if not end.arrived and stopped():
+            code, message = NavError.CANCELED, "canceled"
+        final_pose = end.last.final_pose if end.last is not None else None
+        return NavResult(code, message, odometer.total_m, final_pose)
 
     def _on_blocked(self, pose: Pose2D) -> None:
         """The base pushed forward without moving: the cell in front is occupied (what the

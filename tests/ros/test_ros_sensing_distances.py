@@ -1,7 +1,8 @@
 """The reasoner node's distances over DDS: a container is as far as where the base would stand
 to open it, as the in-process world measures it (:func:`sg_search.scene_graph.fronts.standing_points`),
 asked of the planner's ``geodesic_distances`` service in one request, less the sides the
-affordance executor's result reports it would not open from."""
+affordance executor's result reports it would not open from; a frontier as far as the goal the
+planner publishes for it (:func:`sg_search.scene_graph.fronts.measured_at`)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import threading
 from typing import Any, cast
 
 import pytest
+from conftest import wait_for
+from geometry_msgs.msg import Point
 from rclpy.action import ActionServer
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from sg_search_interfaces.action import ExecuteAffordance
+from sg_search_interfaces.msg import Frontier, FrontierArray
 from sg_search_interfaces.srv import GetGeodesicDistances
 
 from sg_search.reasoning.base import Candidate, SkillAffordance
@@ -36,6 +40,8 @@ FRIDGE = SceneNode(
     room_id="room_1", affordances=Affordance.OPENABLE,
 )  # fmt: skip
 MUG = SceneNode("obj_2", Layer.OBJECT, "object", "mug", (4.0, 3.0, 0.9), room_id="room_1")
+# a frontier node sits at its segment's centroid; the planner drives to its goal cell
+FRONTIER = SceneNode("frontier_3", Layer.REGION, "frontier", "frontier", (5.0, 1.0, 0.0), room_id="room_1")
 
 
 class FixedGraphMirror:
@@ -73,7 +79,7 @@ def _planner_distances(node: Node) -> list[list[tuple[float, float]]]:
 
 def _sensing(ros_node: Node, planner_node: str = "") -> RosSensing:
     graph = SceneGraph()
-    for node in (KITCHEN, FRIDGE, MUG):
+    for node in (KITCHEN, FRIDGE, MUG, FRONTIER):
         graph.upsert_node(node)
     config = ReasonerNodeConfig(sensing_nodes=(), planner_node=planner_node or ros_node.get_name())
     sensing = RosSensing(ros_node, config, cast(GraphMirror, FixedGraphMirror(graph)))
@@ -90,7 +96,8 @@ def test_a_container_is_as_far_as_its_front_and_one_request_asks_for_every_point
     assert distances["obj_1"] == pytest.approx(2.0 + 10.0 * 1.05)  # the +y front, not the centre (5.5)
     assert distances["obj_2"] == pytest.approx(4.0 + 30.0)
     assert distances["room_1"] == pytest.approx(3.0 + 20.0)
-    assert len(requests) == 1 and len(requests[0]) == 1 + 4 + 1  # the room, the fridge's four faces, the mug
+    assert distances["frontier_3"] == pytest.approx(5.0 + 10.0)  # no frontiers heard yet: its centroid
+    assert len(requests) == 1 and len(requests[0]) == 1 + 4 + 1 + 1  # room, the fridge's faces, mug, frontier
     assert _sensing(ros_node, planner_node="no_planner").distances() == {}  # no reach_radii: no distances
 
 
@@ -148,4 +155,19 @@ def test_a_side_the_executor_would_not_open_from_is_not_measured(ros_node: Node)
 
     assert not report.success
     assert distances["obj_1"] == pytest.approx(2.7 + 10.0 * 0.35)  # the +x side, next after the refused +y
-    assert len(requests[-1]) == 1 + 3 + 1
+    assert len(requests[-1]) == 1 + 3 + 1 + 1
+
+
+def test_a_frontier_is_as_far_as_the_goal_the_planner_publishes_for_it(ros_node: Node) -> None:
+    """As the in-process world measures it: the way to the frontier's goal cell on the
+    planner's ``frontiers``, not to the centroid its node sits at."""
+    _planner_distances(ros_node)
+    sensing = _sensing(ros_node)
+    publisher = ros_node.create_publisher(FrontierArray, "frontiers", 10)
+    message = FrontierArray(frontiers=[Frontier(id="frontier_3", goal=Point(x=4.5, y=2.0))])
+
+    def measured_at_goal() -> bool:
+        publisher.publish(message)
+        return sensing.distances().get("frontier_3") == pytest.approx(4.5 + 20.0)
+
+    assert wait_for(measured_at_goal, timeout=10.0)

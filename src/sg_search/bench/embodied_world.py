@@ -47,7 +47,7 @@ from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
-from sg_search.scene_graph.fronts import RefusedFronts, approach_distance, approach_face, standing_points
+from sg_search.scene_graph.fronts import RefusedFronts, approach_distance, approach_face, measured_at
 from sg_search.scene_graph.groups import load_related_pairs
 from sg_search.scene_graph.observations import current_unit, holding_relation, seen_within_reach
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
@@ -253,12 +253,8 @@ class EmbodiedEpisode:
         out = {}
         radii = self.config.planner.reach_radii
         for node in self.scene_graph.nodes():
-            goal = self._frontier_goals.get(node.id)
-            points = (
-                (goal,)
-                if goal is not None
-                else standing_points(node, self.scene_graph.get, radii, self.refused_fronts.of(node.id))
-            )
+            refused = self.refused_fronts.of(node.id)
+            points = measured_at(node, self.scene_graph.get, radii, refused, self._frontier_goals)
             out[node.id] = approach_distance(field.distance_to(p) for p in points)
         return out
 

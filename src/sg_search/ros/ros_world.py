@@ -3,7 +3,8 @@
 Sensing: the graph from the node's mirror of ``scene_graph/updates``; the base's pose from TF
 (``map_frame`` <- ``base_frame``); recent RGB frames from the ``rgb`` topic, keyed by the
 frame index perception gave the same stamp on ``observations`` (the ids in a node's
-``frame_ids``); geodesic distances from the planner's ``geodesic_distances`` service. Acting:
+``frame_ids``); geodesic distances from the planner's ``geodesic_distances`` service, a
+frontier's measured to its goal on the planner's ``frontiers``. Acting:
 the affordance executor's ``execute_affordance`` action. Re-observing: perception's next
 observation of the candidate, read from the mirror.
 """
@@ -22,7 +23,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.parameter import parameter_value_to_python
 from sensor_msgs.msg import Image
 from sg_search_interfaces.action import ExecuteAffordance
-from sg_search_interfaces.msg import ObjectObservationArray
+from sg_search_interfaces.msg import FrontierArray, ObjectObservationArray
 from sg_search_interfaces.srv import GetGeodesicDistances
 
 from sg_search.geometry import Pose2D
@@ -36,7 +37,7 @@ from sg_search.ros.perception_node import rgb_from_msg, stamp_of
 from sg_search.ros.qos import SENSOR_QOS
 from sg_search.ros.tf import base_pose, create_transform_source
 from sg_search.scene_graph import SceneGraph, SceneNode
-from sg_search.scene_graph.fronts import Front, approach_distance, standing_points
+from sg_search.scene_graph.fronts import Front, approach_distance, measured_at
 from sg_search.search.config import ReasonerNodeConfig
 from sg_search.search.reports import ExecutionReport
 from sg_search.search.verification import follow_candidate
@@ -136,8 +137,14 @@ class RosSensing:
         self._distance_client = node.create_client(
             GetGeodesicDistances, "geodesic_distances", callback_group=group
         )
+        self._frontier_goals: dict[str, tuple[float, float]] = {}  # [m, map] the planner's, by id
+        node.create_subscription(FrontierArray, "frontiers", self._on_frontiers, 10, callback_group=group)
         self.watches = {name: AliveWatch(node, name) for name in config.sensing_nodes}
         self.perception = self.watches.get("perception") or AliveWatch(node, "")
+
+    def _on_frontiers(self, msg: FrontierArray) -> None:
+        """The planner's current frontiers (a complete set): where a drive to each goes."""
+        self._frontier_goals = {f.id: (f.goal.x, f.goal.y) for f in msg.frontiers}
 
     def dead(self) -> list[str]:
         """The nodes the search senses through (``sensing_nodes``) that were running and died."""
@@ -164,9 +171,10 @@ class RosSensing:
 
     def distances(self) -> dict[str, float]:
         """Geodesic metres from the robot to every room, region and object (the planner's
-        ``geodesic_distances``), to a container where the base would stand to open it, less the
-        sides the executor reported it would not open from (as the in-process world measures
-        it); empty while the planner answers neither these nor its ``reach_radii`` (reasoners
+        ``geodesic_distances``), to a frontier's goal (the planner's ``frontiers``), to a
+        container where the base would stand to open it, less the sides the executor reported it
+        would not open from (:func:`~sg_search.scene_graph.fronts.measured_at`, as the in-process
+        world measures them); empty while the planner answers neither these nor its ``reach_radii`` (reasoners
         then rank by utility)."""
         graph = self.mirror.copy()
         if graph is None or not self._distance_client.service_is_ready():
@@ -175,7 +183,8 @@ class RosSensing:
         if not radii:
             return {}
         nodes = [n for n in graph.nodes() if n.layer >= 2]
-        points = [standing_points(n, graph.get, radii, self.refused.get(n.id, ())) for n in nodes]
+        goals = self._frontier_goals
+        points = [measured_at(n, graph.get, radii, self.refused.get(n.id, ()), goals) for n in nodes]
         flat = [(x, y, 0.0) for each in points for x, y in each]
         request = GetGeodesicDistances.Request(points=[point_to_msg(p) for p in flat])
         response = wait_future(self._distance_client.call_async(request), 2.0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from sg_search.planning.viewpoints import AXES, Face, half_extent, opening_sides, side_towards
 from sg_search.scene_graph.model import Affordance, SceneNode
@@ -82,6 +82,21 @@ def standing_points(
     standoff = statistics.median(reach_radii)
     outs = [max(standoff, half_extent(node.bbox.size, front) + FACE_CLEARANCE_M) for front in fronts]
     return tuple((cx + f[0] * out, cy + f[1] * out) for f, out in zip(fronts, outs, strict=True))
+
+
+def measured_at(
+    node: SceneNode,
+    lookup: Callable[[str], SceneNode | None],
+    reach_radii: Sequence[float],
+    refused: Sequence[Front] = (),
+    frontier_goals: Mapping[str, tuple[float, float]] | None = None,
+) -> tuple[tuple[float, float], ...]:
+    """Where a reasoner's distance to ``node`` is measured to [m, ``map``], the way to the
+    first of them that has one counting (:func:`approach_distance`): a frontier at its goal
+    (``frontier_goals``, by id: the reachable cell a drive to it goes to, not its centroid),
+    anything else at its :func:`standing_points`. Both wirings measure so."""
+    goal = (frontier_goals or {}).get(node.id)
+    return (goal,) if goal is not None else standing_points(node, lookup, reach_radii, refused)
 
 
 def approach_distance(ways: Iterable[float]) -> float:

@@ -64,6 +64,11 @@ def test_habitat_bridge_yaml_agrees() -> None:
         from_params(HabitatBridgeConfig, {**params, "hfov_deg": 0.0})
 
 
+def test_a_room_tolerance_that_is_not_positive_is_refused_by_name() -> None:
+    with pytest.raises(ValueError, match="room_arrive_m must be > 0"):
+        ExecutorNodeConfig(room_arrive_m=0.0)
+
+
 def test_node_section_overrides_wildcard(tmp_path: Path) -> None:
     path = tmp_path / "p.yaml"
     path.write_text(

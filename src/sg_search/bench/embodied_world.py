@@ -309,7 +309,9 @@ class EmbodiedEpisode:
             drive = self.robot.drive_to(goal, p.arrive_m, p.actions_per_target, until=beyond_seen)
             end = Reached(drive.success or seen[0], no_way=drive.code == NavError.NO_VALID_PATH)
         elif node.layer == Layer.ROOM:
-            drive = self.robot.drive_to(node.position[:2], 1.0, p.actions_per_target)
+            drive = self.robot.drive_to(
+                node.position[:2], self.config.executor.room_arrive_m, p.actions_per_target
+            )
             end = Reached(drive.success, no_way=drive.code == NavError.NO_VALID_PATH)
         else:
             end = self._approach(node, within_reach=purpose == "reach")

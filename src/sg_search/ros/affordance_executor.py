@@ -166,6 +166,7 @@ class AffordanceExecutorNode(Node):
             goal.pose.header.frame_id = self.config.map_frame
             goal.pose.pose.position = point_to_msg(node.position)
             goal.pose.pose.orientation.w = 1.0
+            goal.tolerance = self.config.room_arrive_m
         else:
             goal.node_id, goal.within_reach = node.id, purpose == "reach"
             goal.refused_fronts = fronts_to_msg(self._refused.of(node.id))

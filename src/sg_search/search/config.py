@@ -104,6 +104,7 @@ class ExecutorNodeConfig:
     manipulation: str = "sim"
     navigate_action: str = "navigate"
     navigate_timeout_s: float = 180.0
+    room_arrive_m: float = 1.0
     navigation_retries: int = 0
     open_sides: int = 2
     server_wait_s: float = 2.0
@@ -131,3 +132,5 @@ class ExecutorNodeConfig:
             raise ValueError(
                 f"affordance_executor manipulation must be 'sim' or 'hsr', got {self.manipulation!r}"
             )
+        if not self.room_arrive_m > 0:
+            raise ValueError(f"affordance_executor room_arrive_m must be > 0 [m], got {self.room_arrive_m}")

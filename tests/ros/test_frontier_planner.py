@@ -216,16 +216,14 @@ def test_a_drive_to_a_frontier_ends_once_the_map_sees_beyond_it(
     assert not any(math.dist((f.goal.x, f.goal.y), (far.goal.x, far.goal.y)) <= 1.0 for f in latest)
 
 
-def test_an_object_the_base_sees_within_reach_is_reached_where_it_stands(
-    start_node: Any, ros_node: Node, base: KinematicBaseDouble
-) -> None:
-    """A mug perception reported 0.5 m ahead in the newest frame: a navigation within reach of it
-    ends where the base stands (a search ends so, the mug in view), not at another viewpoint."""
+def _mug_and_planner(start_node: Any, ros_node: Node, at: tuple[float, float, float]) -> ActionClient:
+    """The planner and the graph server running, a mug perception reported ``at`` [m] in the
+    graph: a client of the planner's navigate action, its server up."""
     start_node("frontier_planner", *GRID)
     start_node("scene_graph_server")
     _, observations = graph_io(ros_node)
     assert wait_for(lambda: observations.get_subscription_count() > 0)
-    observe(ros_node, observations, 1, ObjectInstance("mug_1", "mug", 0.9, (1.5, 2.0, 0.5)))
+    observe(ros_node, observations, 1, ObjectInstance("mug_1", "mug", 0.9, at))
 
     def known() -> bool:
         response = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(since_sequence=0))
@@ -234,13 +232,27 @@ def test_an_object_the_base_sees_within_reach_is_reached_where_it_stands(
     assert wait_for(known, timeout=20), "the graph has no mug"
     client = ActionClient(ros_node, NavigateTo, "navigate")
     assert client.wait_for_server(timeout_sec=20)
-    time.sleep(2.0)  # a few depth frames: the space around the mug becomes known
-    before = list(base.pose)
+    return client
+
+
+def _within_reach_of_the_mug(client: ActionClient, timeout_s: float) -> NavigateTo.Result:
     handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="mug_1", within_reach=True), timeout_s=10.0)
     assert handle is not None and handle.accepted
-    response = wait_future(handle.get_result_async(), 90.0)
-    assert response.result.error_code == NavigateTo.Result.NONE, response.result.error_msg
-    assert response.result.path_length < 0.05 and math.dist(base.pose[:2], before[:2]) < 0.05
+    result: NavigateTo.Result = wait_future(handle.get_result_async(), timeout_s).result
+    assert result.error_code == NavigateTo.Result.NONE, result.error_msg
+    return result
+
+
+def test_an_object_the_base_sees_within_reach_is_reached_where_it_stands(
+    start_node: Any, ros_node: Node, base: KinematicBaseDouble
+) -> None:
+    """A mug perception reported 0.5 m ahead in the newest frame: a navigation within reach of it
+    ends where the base stands (a search ends so, the mug in view), not at another viewpoint."""
+    client = _mug_and_planner(start_node, ros_node, (1.5, 2.0, 0.5))
+    time.sleep(2.0)  # a few depth frames: the space around the mug becomes known
+    before = list(base.pose)
+    result = _within_reach_of_the_mug(client, 90.0)
+    assert result.path_length < 0.05 and math.dist(base.pose[:2], before[:2]) < 0.05
 
 
 def test_an_object_across_the_room_is_approached_to_within_reach(
@@ -248,22 +260,7 @@ def test_an_object_across_the_room_is_approached_to_within_reach(
 ) -> None:
     """A mug 3 m ahead: the navigation within reach of it (the approach the in-process world runs
     too) drives to one of its viewpoints and ends there, within reach, with the metres driven."""
-    start_node("frontier_planner", *GRID)
-    start_node("scene_graph_server")
-    _, observations = graph_io(ros_node)
-    assert wait_for(lambda: observations.get_subscription_count() > 0)
-    observe(ros_node, observations, 1, ObjectInstance("mug_1", "mug", 0.9, (4.0, 2.0, 0.5)))
-
-    def known() -> bool:
-        response = call(ros_node, GetSceneGraph, "scene_graph/get", GetSceneGraph.Request(since_sequence=0))
-        return any(n.id == "mug_1" for n in response.update.nodes)
-
-    assert wait_for(known, timeout=20), "the graph has no mug"
-    client = ActionClient(ros_node, NavigateTo, "navigate")
-    assert client.wait_for_server(timeout_sec=20)
-    handle = client.send_goal_with_resend(NavigateTo.Goal(node_id="mug_1", within_reach=True), timeout_s=10.0)
-    assert handle is not None and handle.accepted
-    response = wait_future(handle.get_result_async(), 120.0)
-    assert response.result.error_code == NavigateTo.Result.NONE, response.result.error_msg
+    client = _mug_and_planner(start_node, ros_node, (4.0, 2.0, 0.5))
+    result = _within_reach_of_the_mug(client, 120.0)
     assert math.dist(base.pose[:2], (4.0, 2.0)) <= 0.9
-    assert response.result.path_length >= 3.0 - 0.9 - 0.1
+    assert result.path_length >= 3.0 - 0.9 - 0.1

@@ -42,6 +42,7 @@ from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSeg
 from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.approach import XY, ApproachDriver, Odometer, approach
 from sg_search.planning.config import FrontierPlannerConfig
+from sg_search.planning.follower import Command, FollowStatus
 from sg_search.planning.geodesic import DistanceField, path_length, traversable
 from sg_search.planning.navigator import NavError, Navigator, NavResult
 from sg_search.planning.stall import StallDetector, point_ahead
@@ -276,9 +277,9 @@ class FrontierPlanner(Node):
         if self._driving is not None:
             self.base.halt()
 
-    def _goal_of(self, goal: NavigateTo.Goal) -> tuple[float, float]:
-        """A pose goal's or a frontier's position [m] in the map; GoalError with the result code
-        if there is none."""
+    def _goal_of(self, goal: NavigateTo.Goal) -> tuple[float, float] | None:
+        """A pose goal's or a frontier's position [m] in the map, None for another node (its
+        viewpoints are approached); GoalError with the result code for a bad pose goal."""
         if not goal.node_id:
             if goal.pose.header.frame_id not in ("", self.config.map_frame):
                 frame = goal.pose.header.frame_id
@@ -289,7 +290,7 @@ class FrontierPlanner(Node):
             if not all(math.isfinite(v) for v in xy):
                 raise GoalError(NavigateTo.Result.INVALID_GOAL, f"goal pose.position {xy} is not finite")
             return xy
-        return next(f.goal for f in self.frontiers if f.frontier_id == goal.node_id)
+        return next((f.goal for f in self.frontiers if f.frontier_id == goal.node_id), None)
 
     def _refused(self, goal: NavigateTo.Goal) -> Sequence[Front]:
         """The sides the goal's container refused to open from; GoalError if malformed."""
@@ -349,10 +350,9 @@ class FrontierPlanner(Node):
                 raise GoalError(
                     NavigateTo.Result.INVALID_GOAL, f"goal tolerance {goal.tolerance} is not >= 0"
                 )
-            frontier = any(f.frontier_id == goal.node_id for f in self.frontiers) if goal.node_id else False
-            of_node = bool(goal.node_id) and not frontier
-            target = (0.0, 0.0) if of_node else self._goal_of(goal)
-            refused = self._refused(goal) if of_node else ()
+            target = self._goal_of(goal)
+            frontier = target is not None and bool(goal.node_id)
+            refused = self._refused(goal) if target is None else ()
         except GoalError as exc:
             handle.abort()
             result.error_code, result.error_msg = exc.code, str(exc)
@@ -371,7 +371,10 @@ class FrontierPlanner(Node):
 
         def beyond_seen() -> bool:
             seen[0] = (
-                frontier and self._roomy and seen_beyond(target, self.frontiers, self.config.frontier_seen_m)
+                frontier
+                and target is not None
+                and self._roomy
+                and seen_beyond(target, self.frontiers, self.config.frontier_seen_m)
             )
             return seen[0]
 
@@ -381,18 +384,22 @@ class FrontierPlanner(Node):
         tolerance = float(goal.tolerance) or (self.config.reach_tolerance_m if goal.within_reach else 0.0)
 
         def drive(to: XY, max_travel_m: float = math.inf) -> NavResult:
-            return odometer.ended(
-                self.navigator.navigate(
-                    self.base,
-                    to,
-                    tolerance,
-                    should_stop=lambda: stopped() or beyond_seen() or odometer.leg_m > max_travel_m,
-                    on_path=self._publish_plan,
-                    on_feedback=feedback,
+            try:
+                return odometer.ended(
+                    self.navigator.navigate(
+                        self.base,
+                        to,
+                        tolerance,
+                        should_stop=lambda: stopped() or beyond_seen() or odometer.leg_m > max_travel_m,
+                        on_path=self._publish_plan,
+                        on_feedback=feedback,
+                    )
                 )
-            )
+            finally:  # the navigator's last command may still move it: an approach's next try
+                # begins (or the goal ends) with the base standing where this drive ended
+                self.base.command(Command(0.0, 0.0, FollowStatus.ARRIVED, "stop"))
 
-        if of_node:
+        if target is None:
             try:
                 outcome = self._approach(goal, refused, tolerance, drive, odometer, stopped)
             except GoalError as exc:

@@ -10,7 +10,7 @@ import pytest
 
 from sg_search.geometry import Pose2D
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
-from sg_search.planning.follower import FollowerParams, FollowStatus, PathFollower
+from sg_search.planning.follower import Command, FollowerParams, FollowStatus, PathFollower
 
 
 class OpenFloor:
@@ -71,3 +71,15 @@ def test_turning_at_half_a_turn_step_chatters_on_a_path_between_headings() -> No
     assert status != FollowStatus.ARRIVED and all(forward == 0.0 for forward, _ in floor.actions)
     floor, _, status = _follow(15.0, DiscreteParams())
     assert status == FollowStatus.ARRIVED and _turns(floor) <= 5
+
+
+def test_a_wait_takes_a_period_a_stop_takes_no_time_and_neither_acts() -> None:
+    """A zero command while the navigator waits (for a pose) lets simulated time pass; the stop
+    it sends when a navigation ends does not: the discrete base stands still between actions."""
+    floor = OpenFloor()
+    base = DiscreteBase(floor, FollowerParams())
+    assert base.command(Command(0.0, 0.0, FollowStatus.ACTIVE, "waiting for the pose"))
+    waited = base.now()
+    assert waited > 0.0
+    assert base.command(Command(0.0, 0.0, FollowStatus.ARRIVED, "stop"))
+    assert base.now() == waited and floor.actions == []

@@ -15,7 +15,7 @@ from sg_search.geometry import Pose2D
 from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import FREE, OCCUPIED
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
-from sg_search.planning.follower import Command, FollowerParams
+from sg_search.planning.follower import Command, FollowerParams, FollowStatus
 from sg_search.planning.geodesic import PlannerParams
 from sg_search.planning.navigator import NavError, Navigator, NavigatorParams
 
@@ -144,11 +144,13 @@ class UnicycleBase:
 
     def __init__(self, pose: Pose2D, dt: float = 0.1) -> None:
         self.x, self.y, self.yaw, self.dt, self.t = *pose, dt, 0.0
+        self.last = Command(0.0, 0.0, FollowStatus.ACTIVE, "")
 
     def pose(self) -> Pose2D:
         return (self.x, self.y, self.yaw)
 
     def command(self, command: Command) -> bool:
+        self.last = command
         self.x += command.linear * math.cos(self.yaw) * self.dt
         self.y += command.linear * math.sin(self.yaw) * self.dt
         self.yaw += command.angular * self.dt
@@ -170,6 +172,22 @@ def test_the_same_navigator_drives_a_velocity_base() -> None:
     # within the tolerance of the planned goal, which lies on a cell centre (0.05 m cells)
     assert result.success and math.dist(base.pose()[:2], (8.0, 2.0)) <= 0.2 + 0.05
     assert feedback[0] > feedback[-1] and result.final_pose is not None
+    assert (base.last.linear, base.last.angular) == (0.0, 0.0)  # it does not drive on
+
+
+def test_a_velocity_base_is_stopped_however_the_navigation_ends() -> None:
+    """Canceled mid-drive (its last command moved it) and out of time, the base is left with a
+    zero command: it does not go on at the last velocity."""
+    states = _wall_map()
+    base = UnicycleBase((2.0, 2.0, 0.0))
+    steps = iter(range(30))
+    navigator = Navigator(SPEC, lambda: states, PARAMS)
+    canceled = navigator.navigate(base, (8.0, 2.0), should_stop=lambda: next(steps, 30) >= 30)
+    assert canceled.code == NavError.CANCELED and canceled.path_length > 0.0
+    assert (base.last.linear, base.last.angular) == (0.0, 0.0)
+    quick = Navigator(SPEC, lambda: states, NavigatorParams(PARAMS.planners, timeout_s=1.0))
+    assert quick.navigate(base, (8.0, 2.0)).code == NavError.TIMEOUT
+    assert (base.last.linear, base.last.angular) == (0.0, 0.0)
 
 
 def test_roomy_is_the_safest_clearance_not_a_lesser_one() -> None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from sg_search.geometry import Pose2D
-from sg_search.planning.follower import Command, FollowerParams
+from sg_search.planning.follower import Command, FollowerParams, FollowStatus
 
 
 class DiscreteActuator(Protocol):
@@ -71,7 +71,8 @@ class DiscreteBase:
         turn_s = p.turn_step_rad / f.max_angular
         if command.linear <= 1e-3:
             if abs(command.angular) <= 1e-3 and command.linear >= -1e-3:
-                self.clock += turn_s  # nothing to do this period (waiting): time passes
+                if command.status != FollowStatus.ARRIVED:  # a stop takes no time: nothing moves
+                    self.clock += turn_s  # nothing to do this period (waiting): time passes
                 return True
             self.clock += turn_s
             return self.actuator.act(0.0, math.copysign(p.turn_step_rad, command.angular or 1.0))

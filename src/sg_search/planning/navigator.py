@@ -289,7 +289,8 @@ class Navigator:
         on_feedback: Feedback | None = None,
     ) -> NavResult:
         """Drive ``base`` to within ``tolerance`` [m] of ``goal`` (0: the follower's own), or of
-        the path's end when the planner snapped the goal onto the nearest reachable cell."""
+        the path's end when the planner snapped the goal onto the nearest reachable cell. The
+        base is stopped after, however the navigation ended."""
         p = self.params
         follower_params = p.follower if tolerance <= 0 else replace(p.follower, goal_tolerance=tolerance)
         follower = PathFollower(follower_params)
@@ -303,48 +304,52 @@ class Navigator:
             return NavResult(code, message, travelled, last, detour)
 
         publish = on_path or (lambda _: None)
-        while True:
-            if should_stop():
-                return ended(NavError.CANCELED, "canceled")
-            now = base.now()
-            if now - start > p.timeout_s:
-                return ended(NavError.TIMEOUT, f"not there after {p.timeout_s:.0f} s")
-            pose = base.pose()
-            if pose is None:
-                base.command(Command(0.0, 0.0, FollowStatus.ACTIVE, "waiting for the pose"))
-                continue
-            step, jumped = self._moved(last, pose)
-            travelled += step
-            planned_at = -math.inf if jumped else planned_at
-            last = pose
-            if math.hypot(goal[0] - pose[0], goal[1] - pose[1]) <= follower_params.goal_tolerance:
-                return ended(NavError.NONE)
-            if now - planned_at >= p.replan_period_s and escape is None:
-                path, shortest, failure = self._replan(pose[:2], goal, travelled, shortest)
-                if path is None:
-                    escape = self._escape(pose[:2], failure, escaped)
-                    if escape is None:
-                        return ended(*failure)
-                    escaped, path = True, escape.path
-                    self.escapes += 1
-                else:
-                    follower.set_path(path, keep_recoveries=True)
-                planned_at = now
-                publish(path)
-            command = (escape or follower).command(pose, now)
-            if command.status == FollowStatus.ARRIVED and escape is not None:
-                escape, planned_at = None, -math.inf  # out of the pocket: plan from here
-                continue
-            if command.status in (FollowStatus.ARRIVED, FollowStatus.STUCK):
-                arrived = command.status == FollowStatus.ARRIVED
-                return ended(NavError.NONE if arrived else NavError.STUCK, command.note)
-            if command.status == FollowStatus.REPLAN:
-                planned_at = -math.inf
-                continue
-            if not base.command(command):
-                planned_at = -math.inf  # the map now holds what blocked it
-            if on_feedback is not None:
-                on_feedback(pose, math.hypot(goal[0] - pose[0], goal[1] - pose[1]), follower.recoveries)
+        try:
+            while True:
+                if should_stop():
+                    return ended(NavError.CANCELED, "canceled")
+                now = base.now()
+                if now - start > p.timeout_s:
+                    return ended(NavError.TIMEOUT, f"not there after {p.timeout_s:.0f} s")
+                pose = base.pose()
+                if pose is None:
+                    base.command(Command(0.0, 0.0, FollowStatus.ACTIVE, "waiting for the pose"))
+                    continue
+                step, jumped = self._moved(last, pose)
+                travelled += step
+                planned_at = -math.inf if jumped else planned_at
+                last = pose
+                if math.hypot(goal[0] - pose[0], goal[1] - pose[1]) <= follower_params.goal_tolerance:
+                    return ended(NavError.NONE)
+                if now - planned_at >= p.replan_period_s and escape is None:
+                    path, shortest, failure = self._replan(pose[:2], goal, travelled, shortest)
+                    if path is None:
+                        escape = self._escape(pose[:2], failure, escaped)
+                        if escape is None:
+                            return ended(*failure)
+                        escaped, path = True, escape.path
+                        self.escapes += 1
+                    else:
+                        follower.set_path(path, keep_recoveries=True)
+                    planned_at = now
+                    publish(path)
+                command = (escape or follower).command(pose, now)
+                if command.status == FollowStatus.ARRIVED and escape is not None:
+                    escape, planned_at = None, -math.inf  # out of the pocket: plan from here
+                    continue
+                if command.status in (FollowStatus.ARRIVED, FollowStatus.STUCK):
+                    arrived = command.status == FollowStatus.ARRIVED
+                    return ended(NavError.NONE if arrived else NavError.STUCK, command.note)
+                if command.status == FollowStatus.REPLAN:
+                    planned_at = -math.inf
+                    continue
+                if not base.command(command):
+                    planned_at = -math.inf  # the map now holds what blocked it
+                if on_feedback is not None:
+                    on_feedback(pose, math.hypot(goal[0] - pose[0], goal[1] - pose[1]), follower.recoveries)
+
+        finally:  # as turn_towards: a velocity base would go on with the last command
+            base.command(Command(0.0, 0.0, FollowStatus.ARRIVED, "stop"))
 
 
 def _length(path: NDArray[np.float64]) -> float:

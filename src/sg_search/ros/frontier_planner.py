@@ -42,7 +42,6 @@ from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSeg
 from sg_search.mapping.occupancy import CameraIntrinsics, OccupancyMap
 from sg_search.planning.approach import XY, ApproachDriver, Odometer, approach
 from sg_search.planning.config import FrontierPlannerConfig
-from sg_search.planning.follower import Command, FollowStatus
 from sg_search.planning.geodesic import DistanceField, path_length, traversable
 from sg_search.planning.navigator import NavError, Navigator, NavResult
 from sg_search.planning.stall import StallDetector, point_ahead
@@ -351,7 +350,7 @@ class FrontierPlanner(Node):
                     NavigateTo.Result.INVALID_GOAL, f"goal tolerance {goal.tolerance} is not >= 0"
                 )
             target = self._goal_of(goal)
-            frontier = target is not None and bool(goal.node_id)
+            frontier = target if goal.node_id else None  # a frontier's goal
             refused = self._refused(goal) if target is None else ()
         except GoalError as exc:
             handle.abort()
@@ -371,10 +370,9 @@ class FrontierPlanner(Node):
 
         def beyond_seen() -> bool:
             seen[0] = (
-                frontier
-                and target is not None
+                frontier is not None
                 and self._roomy
-                and seen_beyond(target, self.frontiers, self.config.frontier_seen_m)
+                and seen_beyond(frontier, self.frontiers, self.config.frontier_seen_m)
             )
             return seen[0]
 
@@ -384,20 +382,16 @@ class FrontierPlanner(Node):
         tolerance = float(goal.tolerance) or (self.config.reach_tolerance_m if goal.within_reach else 0.0)
 
         def drive(to: XY, max_travel_m: float = math.inf) -> NavResult:
-            try:
-                return odometer.ended(
-                    self.navigator.navigate(
-                        self.base,
-                        to,
-                        tolerance,
-                        should_stop=lambda: stopped() or beyond_seen() or odometer.leg_m > max_travel_m,
-                        on_path=self._publish_plan,
-                        on_feedback=feedback,
-                    )
+            return odometer.ended(
+                self.navigator.navigate(
+                    self.base,
+                    to,
+                    tolerance,
+                    should_stop=lambda: stopped() or beyond_seen() or odometer.leg_m > max_travel_m,
+                    on_path=self._publish_plan,
+                    on_feedback=feedback,
                 )
-            finally:  # the navigator's last command may still move it: an approach's next try
-                # begins (or the goal ends) with the base standing where this drive ended
-                self.base.command(Command(0.0, 0.0, FollowStatus.ARRIVED, "stop"))
+            )
 
         if target is None:
             try:

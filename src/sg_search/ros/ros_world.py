@@ -174,8 +174,8 @@ class RosSensing:
         ``geodesic_distances``), to a frontier's goal (the planner's ``frontiers``), to a
         container where the base would stand to open it, less the sides the executor reported it
         would not open from (:func:`~sg_search.scene_graph.fronts.measured_at`, as the in-process
-        world measures them); empty while the planner answers neither these nor its ``reach_radii`` (reasoners
-        then rank by utility)."""
+        world measures them); empty while the planner answers neither these nor its
+        ``reach_radii`` (reasoners then rank by utility)."""
         graph = self.mirror.copy()
         if graph is None or not self._distance_client.service_is_ready():
             return {}

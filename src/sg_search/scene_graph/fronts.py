@@ -88,14 +88,14 @@ def measured_at(
     node: SceneNode,
     lookup: Callable[[str], SceneNode | None],
     reach_radii: Sequence[float],
-    refused: Sequence[Front] = (),
-    frontier_goals: Mapping[str, tuple[float, float]] | None = None,
+    refused: Sequence[Front],
+    frontier_goals: Mapping[str, tuple[float, float]],
 ) -> tuple[tuple[float, float], ...]:
     """Where a reasoner's distance to ``node`` is measured to [m, ``map``], the way to the
     first of them that has one counting (:func:`approach_distance`): a frontier at its goal
     (``frontier_goals``, by id: the reachable cell a drive to it goes to, not its centroid),
     anything else at its :func:`standing_points`. Both wirings measure so."""
-    goal = (frontier_goals or {}).get(node.id)
+    goal = frontier_goals.get(node.id)
     return (goal,) if goal is not None else standing_points(node, lookup, reach_radii, refused)
 
 

@@ -75,8 +75,8 @@ def test_the_robot_looks_up_into_an_open_wall_cabinet() -> None:
 def test_an_approach_ends_at_a_detour_or_timeout_and_tries_another_viewpoint_after_other_failures() -> None:
     """A viewpoint beside one whose way grew into a detour lies behind the same detour, and one
     beside a drive that ran out of time on the routes it went back and forth between: the
-    approach gives up (not retryable: the reasoner chooses again, as over ROS); a drive that
-    failed otherwise (snapped short of the goal, stuck) tries the next viewpoint."""
+    approach gives up; a drive that failed otherwise (snapped short of the goal, stuck) tries
+    the next viewpoint. Only a stuck one is safe to retry (``navigated``, as over ROS)."""
     episode = make_episodes("test", 1, seed=0)[0][0]
     with EmbodiedEpisode(episode) as env:
         env.look_around()
@@ -94,7 +94,7 @@ def test_an_approach_ends_at_a_detour_or_timeout_and_tries_another_viewpoint_aft
             env.robot.drive_to = functools.partial(_refuse, goals, failure)  # type: ignore[method-assign]
             result = env.navigate(node, "reach")
             assert not result.success and len(goals) == tries, (failure, goals)
-            assert result.retryable == (tries > 1)
+            assert result.retryable == (failure.code == NavError.STUCK)
             # no way over the map (the search does not count it as a fault) or a failed drive
             assert (result.code == ExecutorError.NO_PATH) == (failure.code == NavError.NO_VALID_PATH)
 

@@ -270,3 +270,24 @@ def test_an_object_across_the_room_is_approached_to_within_reach(
     ended = math.dist(base.pose[:2], (4.0, 2.0))
     assert ended <= reach, f"the base ended {ended:.3f} m from the mug, beyond {reach:.2f} m"
     assert result.path_length >= 3.0 - reach - 0.1
+
+
+def test_an_approach_whose_viewpoint_the_base_cannot_reach_tries_another(
+    start_node: Any, ros_node: Node
+) -> None:
+    """A glass pillar (the camera does not see it) stands on the mug's nearest viewpoint, 0.8 m
+    before it on the base's line: the drive there gets stuck against it, and the approach drives
+    to another viewpoint (as the in-process world does), reporting the metres of both tries.
+    With one try the navigation fails STUCK, 1.1 m from the mug (checked)."""
+    double = KinematicBaseDouble(ros_node, 1.0, 2.0, 0.0, pillar=(3.2, 2.0, 0.1))
+    try:
+        client = _mug_and_planner(start_node, ros_node, (4.0, 2.0, 0.5))
+        result = _within_reach_of_the_mug(client, 180.0)
+        config = FrontierPlannerConfig()
+        reach = max(config.reach_radii) + config.reach_tolerance_m + config.resolution
+        ended = math.dist(double.pose[:2], (4.0, 2.0))
+        assert ended <= reach, f"the base ended {ended:.3f} m from the mug, beyond {reach:.2f} m"
+        # to the pillar (1.9 m less the base's and the pillar's radii), then round it
+        assert result.path_length >= 1.6 + math.dist((2.9, 2.0), double.pose[:2]) - 0.1
+    finally:
+        double.stop()

@@ -6,10 +6,11 @@ from dataclasses import dataclass, field, replace
 
 import pytest
 
+from sg_search.planning.navigator import NavError
 from sg_search.reasoning import Candidate
 from sg_search.reasoning.base import SkillAffordance
 from sg_search.scene_graph import Affordance, Layer, NodeState, SceneGraph, SceneNode
-from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
+from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult, navigated
 
 
 @dataclass
@@ -192,3 +193,37 @@ def test_a_look_around_in_a_room_drives_in_then_turns_with_the_head_level() -> N
     assert shut.calls == ["navigate kitchen explore"]  # no turn where the base could not get in
     refused = AffordanceExecutor(skills).execute(Candidate("cab", SkillAffordance.LOOK_AROUND), _graph())
     assert not refused.success and refused.code == ExecutorError.NOT_AFFORDED
+
+
+@pytest.mark.parametrize(
+    ("code", "success", "error", "retryable"),
+    [
+        (NavError.NONE, True, ExecutorError.NONE, False),
+        (NavError.NO_VALID_PATH, False, ExecutorError.NO_PATH, False),  # the same over the same map
+        (NavError.STUCK, False, ExecutorError.NAVIGATION_FAILED, True),  # a re-plan goes round it
+        (NavError.TIMEOUT, False, ExecutorError.NAVIGATION_FAILED, False),
+        (NavError.CANCELED, False, ExecutorError.CANCELED, False),
+        (NavError.UNKNOWN_NODE, False, ExecutorError.NAVIGATION_FAILED, False),  # an object: a fault
+        (NavError.UNKNOWN, False, ExecutorError.NAVIGATION_FAILED, False),
+    ],
+)
+def test_a_navigations_end_is_one_skill_result_in_both_wirings(
+    code: NavError, success: bool, error: ExecutorError, retryable: bool
+) -> None:
+    mug = SceneNode("mug_1", Layer.OBJECT, "object", "mug")
+    result = navigated(code, 1.5, mug, "reach", "the planner's words")
+    assert (result.success, result.code, result.retryable) == (success, error, retryable)
+    assert result.path_length == 1.5
+    assert success or result.message == "navigation to mug_1 (reach): the planner's words"
+
+
+def test_a_frontier_mapped_since_the_graph_listed_it_is_an_arrival() -> None:
+    """The executor then counts its 0 m drive as a failure (the search does not choose it again)."""
+    frontier = SceneNode("frontier_3", Layer.OBJECT, "frontier", "frontier")
+    gone = navigated(NavError.UNKNOWN_NODE, 0.0, frontier, "explore")
+    assert gone.success and "gone" in gone.message
+    skills = RecordingSkills(navigation=[gone])
+    graph = SceneGraph()
+    graph.upsert_node(frontier)
+    report = AffordanceExecutor(skills).execute(Candidate("frontier_3", SkillAffordance.NAVIGATE), graph)
+    assert not report.success and report.code == ExecutorError.NAVIGATION_FAILED

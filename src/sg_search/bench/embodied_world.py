@@ -38,7 +38,6 @@ from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteParams
 from sg_search.planning.navigator import NavError
 from sg_search.planning.stall import point_ahead
-from sg_search.planning.viewpoints import approach_goal
 from sg_search.reasoning.base import Candidate
 from sg_search.reasoning.knowledge.model import KnowledgeModel
 from sg_search.reasoning.knowledge.room_naming import knowledge_map_rooms
@@ -47,11 +46,11 @@ from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.builder import SceneGraphBuilder
 from sg_search.scene_graph.config import SceneGraphServerConfig
 from sg_search.scene_graph.frontier_nodes import FrontierObservation
-from sg_search.scene_graph.fronts import RefusedFronts, approach_distance, approach_face, measured_at
+from sg_search.scene_graph.fronts import RefusedFronts, approach_distance, measured_at, node_viewpoint
 from sg_search.scene_graph.groups import load_related_pairs
-from sg_search.scene_graph.observations import current_unit, holding_relation, seen_within_reach
+from sg_search.scene_graph.observations import current_unit, seen_within_reach
 from sg_search.search.config import ExecutorNodeConfig, ReasonerNodeConfig
-from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
+from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult, navigated
 from sg_search.search.outcome import SearchOutcome
 from sg_search.search.reports import ExecutionReport
 from sg_search.search.verification import follow_candidate
@@ -297,9 +296,7 @@ class EmbodiedEpisode:
         if node.kind == "frontier":
             goal = self._frontier_goals.get(node.id)
             if goal is None:
-                return SkillResult(
-                    False, message=f"frontier {node.id} is gone", code=ExecutorError.UNKNOWN_NODE
-                )
+                return navigated(NavError.UNKNOWN_NODE, 0.0, node, purpose)
             seen = [False]  # the map saw beyond the frontier on the way: choose again from here
 
             def beyond_seen() -> bool:
@@ -307,27 +304,18 @@ class EmbodiedEpisode:
                 return seen[0]
 
             drive = self.robot.drive_to(goal, p.arrive_m, p.actions_per_target, until=beyond_seen)
-            end = Reached(drive.success or seen[0], no_way=drive.code == NavError.NO_VALID_PATH)
+            code, why = (NavError.NONE, "") if seen[0] else (drive.code, drive.message)
         elif node.layer == Layer.ROOM:
             drive = self.robot.drive_to(
                 node.position[:2], self.config.executor.room_arrive_m, p.actions_per_target
             )
-            end = Reached(drive.success, no_way=drive.code == NavError.NO_VALID_PATH)
+            code, why = drive.code, drive.message
         else:
             end = self._approach(node, within_reach=purpose == "reach")
             if end.arrived:
                 self.face(node)
-        travelled = self.world.travelled - before
-        if not end.arrived:
-            # a way that grew into a detour is not tried again: the reasoner chooses again
-            return SkillResult(
-                False,
-                travelled,
-                f"could not reach {node.id} ({purpose}){': no way over the map' if end.no_way else ''}",
-                retryable=not end.gave_up,
-                code=ExecutorError.NO_PATH if end.no_way else ExecutorError.NONE,
-            )
-        return SkillResult(True, travelled, f"at {node.id}")
+            code, why = end.code(), end.message()
+        return navigated(code, self.world.travelled - before, node, purpose, why)
 
     def _approach(self, node: SceneNode, within_reach: bool) -> Reached:
         """To the best reachable viewpoint of ``node`` (VVD; or within reach of it), by the
@@ -335,8 +323,6 @@ class EmbodiedEpisode:
         caller faces it. An object the base already sees within reach
         (:func:`~sg_search.scene_graph.observations.seen_within_reach`) is reached where it
         stands, as the planner node's choice."""
-        if node.bbox is None:
-            return Reached(False)
         if within_reach and seen_within_reach(
             self.scene_graph, node, self.world.pose[:2], self.config.planner.reach_m
         ):
@@ -356,19 +342,12 @@ class EmbodiedEpisode:
     def _viewpoint(
         self, node: SceneNode, within_reach: bool, failed: Sequence[tuple[float, float]]
     ) -> tuple[float, float] | None:
-        """The planner node's choice (:func:`~sg_search.planning.viewpoints.approach_goal`) on
+        """The planner node's choice (:func:`~sg_search.scene_graph.fronts.node_viewpoint`) on
         the current map, away from ``failed`` goals."""
-        assert node.bbox is not None
-        c = self.config.planner
-        return approach_goal(
-            np.array(node.bbox.center), np.array(node.bbox.size), self.robot.map.states(),
-            self.robot.navigator.fields(self.world.pose[:2]), self.robot.spec,
-            c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
-            c.reach_m if within_reach else None, failed,
-            approach_face(
-                node, self.scene_graph.get, holding_relation(self.scene_graph, node) == "inside",
-                self.world.pose[:2], self.refused_fronts.of(node.id),
-            ),
+        pose = self.world.pose[:2]
+        return node_viewpoint(
+            self.scene_graph, node, pose, self.refused_fronts.of(node.id), self.robot.map.states(),
+            self.robot.navigator.fields(pose), self.robot.spec, self.config.planner, within_reach, failed,
         )  # fmt: skip
 
     def face(self, node: SceneNode) -> None:

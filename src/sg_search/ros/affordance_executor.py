@@ -28,6 +28,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from geometry_msgs.msg import Point, Twist
@@ -39,7 +40,7 @@ from sg_search_interfaces.action import ExecuteAffordance, LookAt, NavigateTo, O
 from sg_search_interfaces.srv import SetContainer, SetNodeState
 
 from sg_search.geometry import Pose2D
-from sg_search.planning.navigator import turn_towards
+from sg_search.planning.navigator import NavError, turn_towards
 from sg_search.planning.stall import point_ahead
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.ros.action_client import ActionClient
@@ -56,7 +57,7 @@ from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.scene_graph.fronts import RefusedFronts, facing_side, handle_pose, opening_front
 from sg_search.scene_graph.observations import current_unit
 from sg_search.search.config import ExecutorNodeConfig
-from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult
+from sg_search.search.executor import AffordanceExecutor, ExecutorError, SkillResult, navigated
 
 POLL_S = 0.1
 
@@ -183,20 +184,15 @@ class AffordanceExecutorNode(Node):
             return SkillResult(
                 False, message=f"navigation to {node.id} timed out", code=ExecutorError.TIMEOUT
             )
-        nav = response.result
-        if node.kind == "frontier" and nav.error_code == NavigateTo.Result.UNKNOWN_NODE:
-            return SkillResult(True, message=f"{node.id} is gone: mapped since the graph listed it")
-        failure = goal_failure(response, "frontier planner")
-        ok = not failure and nav.error_code == NavigateTo.Result.NONE
-        code = ExecutorError.NONE if ok else ExecutorError.NAVIGATION_FAILED
-        if nav.error_code == NavigateTo.Result.CANCELED:
-            code = ExecutorError.CANCELED
-        elif nav.error_code == NavigateTo.Result.NO_VALID_PATH:
-            code = ExecutorError.NO_PATH
-        retryable = nav.error_code in (NavigateTo.Result.STUCK, NavigateTo.Result.NO_VALID_PATH)
-        why = failure or nav.error_msg
-        message = f"at {node.id}" if ok else f"navigation to {node.id} ({purpose}): {why}"
-        return SkillResult(ok, float(nav.path_length), message, retryable and not self._canceled(), code)
+        nav, failure = response.result, goal_failure(response, "frontier planner")
+        try:
+            code = NavError(nav.error_code)
+        except ValueError:
+            code = NavError.UNKNOWN
+        if failure and code == NavError.NONE:  # the goal aborted without a result: the server failed
+            code = NavError.UNKNOWN
+        result = navigated(code, float(nav.path_length), node, purpose, failure or nav.error_msg)
+        return replace(result, retryable=result.retryable and not self._canceled())
 
     def _run_action(self, client: ActionClient, goal: Any, timeout_s: float, what: str) -> Any:
         """Send a goal and wait for its result, cancelling it on our cancel; Unavailable when

@@ -45,7 +45,6 @@ from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.geodesic import DistanceField, path_length, traversable
 from sg_search.planning.navigator import NavError, Navigator, NavResult
 from sg_search.planning.stall import StallDetector, point_ahead
-from sg_search.planning.viewpoints import approach_goal
 from sg_search.ros.conversions import fronts_from_msg, update_from_msg
 from sg_search.ros.futures import call_with_resend
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
@@ -55,8 +54,8 @@ from sg_search.ros.qos import CMD_VEL_QOS, LATCHED_QOS, SENSOR_QOS
 from sg_search.ros.tf import create_transform_source, wait_for_transform
 from sg_search.ros.twist_base import TwistBase
 from sg_search.scene_graph import SceneGraph
-from sg_search.scene_graph.fronts import Front, approach_face
-from sg_search.scene_graph.observations import holding_relation, seen_within_reach
+from sg_search.scene_graph.fronts import Front, node_viewpoint
+from sg_search.scene_graph.observations import seen_within_reach
 
 
 class GoalError(ValueError):
@@ -327,16 +326,9 @@ class FrontierPlanner(Node):
             raise GoalError(NavigateTo.Result.UNKNOWN, "the base's pose is not known (no transform)")
         if within_reach and seen_within_reach(graph, node, pose[:2], self.config.reach_m):
             return (float(pose[0]), float(pose[1]))
-        inside = holding_relation(graph, node) == "inside"
-        face = approach_face(node, graph.get, inside, pose[:2], refused)
-        # no box: its points' centroid
-        centre = np.array(node.bbox.center if node.bbox is not None else node.position)
-        size = np.array(node.bbox.size if node.bbox is not None else (0.0, 0.0, 0.0))
-        c = self.config
-        goal = approach_goal(
-            centre, size, self._states(), self.navigator.fields(pose[:2]), self.spec,
-            c.viewpoints(within_reach), (c.obstacle_min_z, c.obstacle_max_z),
-            c.reach_m if within_reach else None, failed, face,
+        goal = node_viewpoint(
+            graph, node, pose[:2], refused, self._states(), self.navigator.fields(pose[:2]), self.spec,
+            self.config, within_reach, failed,
         )  # fmt: skip
         if goal is None:
             raise GoalError(NavigateTo.Result.NO_VALID_PATH, f"no reachable viewpoint around {node_id!r}")

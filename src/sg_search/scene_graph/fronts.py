@@ -11,8 +11,16 @@ import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from sg_search.planning.viewpoints import AXES, Face, half_extent, opening_sides, side_towards
+import numpy as np
+from numpy.typing import NDArray
+
+from sg_search.mapping.grid import GridSpec
+from sg_search.planning.config import FrontierPlannerConfig
+from sg_search.planning.geodesic import DistanceField
+from sg_search.planning.viewpoints import AXES, Face, approach_goal, half_extent, opening_sides, side_towards
+from sg_search.scene_graph.graph import SceneGraph
 from sg_search.scene_graph.model import Affordance, SceneNode
+from sg_search.scene_graph.observations import holding_relation
 
 Front = tuple[float, float]  # unit vector (x, y) in ``map``
 
@@ -82,6 +90,34 @@ def standing_points(
     standoff = statistics.median(reach_radii)
     outs = [max(standoff, half_extent(node.bbox.size, front) + FACE_CLEARANCE_M) for front in fronts]
     return tuple((cx + f[0] * out, cy + f[1] * out) for f, out in zip(fronts, outs, strict=True))
+
+
+def node_viewpoint(
+    graph: SceneGraph,
+    node: SceneNode,
+    base_xy: Sequence[float],
+    refused: Sequence[Front],
+    states: NDArray[np.int8],
+    fields: Iterable[tuple[NDArray[np.bool_], DistanceField]],
+    spec: GridSpec,
+    config: FrontierPlannerConfig,
+    within_reach: bool,
+    failed: Sequence[tuple[float, float]] = (),
+) -> tuple[float, float] | None:
+    """Where the base at ``base_xy`` [m, ``map``] goes to see ``node`` (or to be within reach
+    of it): :func:`~sg_search.planning.viewpoints.approach_goal` over its box (a node without
+    one: at its position), before its :func:`approach_face` less the ``refused`` sides, on the
+    map's ``states`` and distance ``fields`` from the base, away from the ``failed`` goals.
+    Both wirings choose with this; None when no viewpoint has a way."""
+    inside = holding_relation(graph, node) == "inside"
+    face = approach_face(node, graph.get, inside, base_xy, refused)
+    centre = np.array(node.bbox.center if node.bbox is not None else node.position, dtype=float)
+    size = np.array(node.bbox.size if node.bbox is not None else (0.0, 0.0, 0.0), dtype=float)
+    return approach_goal(
+        centre, size, states, fields, spec, config.viewpoints(within_reach),
+        (config.obstacle_min_z, config.obstacle_max_z), config.reach_m if within_reach else None,
+        failed, face,
+    )  # fmt: skip
 
 
 def measured_at(

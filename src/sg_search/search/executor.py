@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Protocol
 
+from sg_search.planning.navigator import NavError
 from sg_search.reasoning.base import Candidate, SkillAffordance
 from sg_search.scene_graph import Layer, NodeState, SceneGraph, SceneNode
 from sg_search.search.reports import ExecutionReport
@@ -59,6 +60,29 @@ class SkillResult:
     message: str = ""
     retryable: bool = False
     code: ExecutorError = ExecutorError.NONE
+
+
+def navigated(
+    code: NavError, path_length: float, node: SceneNode, purpose: str, why: str = ""
+) -> SkillResult:
+    """A navigation's end as the navigate skill's result, the same in both hosts (the in-process
+    world and the executor node, which reads the planner's NavigateTo result): ``code`` NONE is
+    an arrival, and so is UNKNOWN_NODE for a frontier (mapped since the graph listed it: the
+    executor then counts the 0 m drive as a failure); NO_VALID_PATH (no way over the map, or a
+    way that grew into a detour) is NO_PATH, which the search does not count as a fault;
+    CANCELED stays CANCELED; any other code is NAVIGATION_FAILED. Only a drive that got STUCK
+    is safe to retry: a re-plan goes round what stopped it, while no way, a detour or a drive
+    out of time is the same again over the same map. ``path_length``: metres driven; ``why``:
+    the planner's words for a failure."""
+    if code == NavError.NONE:
+        return SkillResult(True, path_length, f"at {node.id}")
+    if code == NavError.UNKNOWN_NODE and node.kind == "frontier":
+        return SkillResult(True, path_length, f"{node.id} is gone: mapped since the graph listed it")
+    error = {NavError.NO_VALID_PATH: ExecutorError.NO_PATH, NavError.CANCELED: ExecutorError.CANCELED}
+    message = f"navigation to {node.id} ({purpose}): {why or code.name.lower()}"
+    return SkillResult(
+        False, path_length, message, code == NavError.STUCK, error.get(code, ExecutorError.NAVIGATION_FAILED)
+    )
 
 
 class Skills(Protocol):

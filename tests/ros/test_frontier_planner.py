@@ -244,6 +244,16 @@ def _within_reach_of_the_mug(client: ActionClient, timeout_s: float) -> Navigate
     return result
 
 
+def _assert_at_a_viewpoint_of_the_mug(base_xy: list[float]) -> float:
+    """The base arrived at a viewpoint of the mug at (4, 2): within the tolerance and a cell of
+    a reach circle (the largest is the edge, not a margin); that bound [m] back."""
+    config = FrontierPlannerConfig()
+    reach = max(config.reach_radii) + config.reach_tolerance_m + config.resolution
+    ended = math.dist(base_xy, (4.0, 2.0))
+    assert ended <= reach, f"the base ended {ended:.3f} m from the mug, beyond {reach:.2f} m"
+    return reach
+
+
 def test_an_object_the_base_sees_within_reach_is_reached_where_it_stands(
     start_node: Any, ros_node: Node, base: KinematicBaseDouble
 ) -> None:
@@ -263,12 +273,7 @@ def test_an_object_across_the_room_is_approached_to_within_reach(
     too) drives to one of its viewpoints and ends there, within reach, with the metres driven."""
     client = _mug_and_planner(start_node, ros_node, (4.0, 2.0, 0.5))
     result = _within_reach_of_the_mug(client, 120.0)
-    # arrived: within the tolerance and a cell of a viewpoint on a reach circle (the nearest,
-    # the largest, when the base comes straight at it: 0.9 m is the edge, not a margin)
-    config = FrontierPlannerConfig()
-    reach = max(config.reach_radii) + config.reach_tolerance_m + config.resolution
-    ended = math.dist(base.pose[:2], (4.0, 2.0))
-    assert ended <= reach, f"the base ended {ended:.3f} m from the mug, beyond {reach:.2f} m"
+    reach = _assert_at_a_viewpoint_of_the_mug(base.pose[:2])
     assert result.path_length >= 3.0 - reach - 0.1
 
 
@@ -283,10 +288,7 @@ def test_an_approach_whose_viewpoint_the_base_cannot_reach_tries_another(
     try:
         client = _mug_and_planner(start_node, ros_node, (4.0, 2.0, 0.5))
         result = _within_reach_of_the_mug(client, 180.0)
-        config = FrontierPlannerConfig()
-        reach = max(config.reach_radii) + config.reach_tolerance_m + config.resolution
-        ended = math.dist(double.pose[:2], (4.0, 2.0))
-        assert ended <= reach, f"the base ended {ended:.3f} m from the mug, beyond {reach:.2f} m"
+        _assert_at_a_viewpoint_of_the_mug(double.pose[:2])
         # to the pillar (1.9 m less the base's and the pillar's radii), then round it
         assert result.path_length >= 1.6 + math.dist((2.9, 2.0), double.pose[:2]) - 0.1
     finally:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sg_search.sim.bddl_scenes import load_house, split_of
-from sg_search.sim.episodes import activity_half, make_episodes, placements_for
+from sg_search.sim.episodes import activity_half, episode_from_json, make_episodes, placements_for
 from sg_search.sim.layout import layout_house
 from sg_search.sim.placements import all_placements, synset_words
 
@@ -65,3 +65,18 @@ def test_cli_prints_json_lines_and_the_skip_count(tmp_path: Path) -> None:
     assert solvable.returncode == 0, solvable.stderr
     kept = [json.loads(line) for line in solvable.stdout.splitlines()]
     assert kept[:2] == rows[:2] and kept[2] != rows[2] and "or were not solvable" in solvable.stderr
+
+
+def test_an_episode_goes_through_one_json_line_and_a_bad_line_is_named() -> None:
+    episode = make_episodes("val", 1, seed=0)[0][0]
+    assert episode_from_json(json.dumps(episode.to_json())) == episode
+    fields = episode.to_json()
+    with pytest.raises(ValueError, match="not JSON"):
+        episode_from_json("{scene: Rs_int}")
+    with pytest.raises(ValueError, match="missing \\['start_room_id'\\], unknown \\['start'\\]"):
+        renamed = {**{k: v for k, v in fields.items() if k != "start_room_id"}, "start": "x"}
+        episode_from_json(json.dumps(renamed))
+    with pytest.raises(ValueError, match="layout_seed"):
+        episode_from_json(json.dumps({**fields, "layout_seed": "0"}))
+    with pytest.raises(ValueError, match="one JSON object, not list"):
+        episode_from_json("[1]")

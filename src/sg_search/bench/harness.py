@@ -172,6 +172,10 @@ _BENCHMARKS: dict[str, tuple[str, str]] = {
         "N searches against the node set, 200 N frames into a graph server: RSS, threads, fds (needs ROS)",
     ),
     "dds-images": ("sg_search.ros.dds_images_bench", "640x480 RGB-D at 30 Hz across processes (needs ROS)"),
+    "ros-loop": (
+        "sg_search.ros.loop_bench",
+        "the closed loop over DDS (the robot's node set) beside the in-process one, per episode (needs ROS)",
+    ),
 }
 
 

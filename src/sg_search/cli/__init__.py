@@ -32,6 +32,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--out", type=Path, default=Path("runs"), help="parent of the run folder")
     demo.add_argument("--params-file", type=Path, default=None, help="ROS params YAML (default: shipped)")
     demo.add_argument("--view", action="store_true", help="watch live in a Rerun viewer (127.0.0.1)")
+    demo.add_argument(
+        "--episode", default="", help="one episode as a JSON line of 'sg-search sim episodes' (any split)"
+    )
 
     view = sub.add_parser("view", help="open a run's 3D recording (run.rrd) in the Rerun viewer")
     view.add_argument("run", type=Path, help="run folder (runs/<time>) or .rrd file")
@@ -185,7 +188,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     if args.command == "demo":
         from sg_search.ros.demo import DemoOptions
+        from sg_search.sim.episodes import episode_from_json
 
+        try:
+            episode = episode_from_json(args.episode) if args.episode else None
+        except ValueError as exc:
+            print(f"sg-search demo: --episode: {exc}", file=sys.stderr)
+            return 2
         return commands.demo(
             DemoOptions(
                 args.query,
@@ -196,6 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.out,
                 args.params_file,
                 args.view,
+                episode,
             )
         )
     if args.command == "search":

@@ -11,6 +11,7 @@ any client, prints its feedback, then writes ``report.html`` and its figures.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -50,13 +51,19 @@ class DemoOptions:
     out: Path = Path("runs")
     params_file: Path | None = None
     view: bool = False
+    episode: Episode | None = None  # this episode (any split), not one chosen by scene and query
 
 
 def choose_episode(options: DemoOptions) -> Episode:
-    """A test-split episode: of ``scene`` if given, whose target is ``query`` if one is (else
-    the query's object is placed where the episode's target would be); ``seed`` picks. With
-    neither scene nor query, the episodes that show the whole job: the target is inside the
-    fridge of a room other than the start room, so the robot explores, opens and verifies."""
+    """``options.episode`` if given; else a test-split episode: of ``scene`` if given, whose
+    target is ``query`` if one is (else the query's object is placed where the episode's target
+    would be); ``seed`` picks. With neither scene nor query, the episodes that show the whole
+    job: the target is inside the fridge of a room other than the start room, so the robot
+    explores, opens and verifies."""
+    if options.episode is not None:
+        if options.scene or options.query:
+            raise ValueError("an episode names its scene and object: give it without --scene or --query")
+        return options.episode
     episodes, _ = make_episodes("test", DEMO_POOL, seed=0)
     if not options.scene and not options.query:
         whole_job = [
@@ -86,9 +93,14 @@ def run_demo(options: DemoOptions) -> int:
     ``options.view`` a viewer watches; it stays open until Ctrl-C and ends with the demo."""
     from sg_search.view.viewer import stop_viewer
 
+    try:
+        episode = choose_episode(options)
+    except ValueError as exc:
+        print(f"sg-search demo: {exc}", file=sys.stderr)
+        return 2
     viewer, viewer_url = _start_viewer() if options.view else (None, "")
     try:
-        code = _search_and_report(options, viewer_url)
+        code = _search_and_report(episode, options, viewer_url)
         if viewer is not None:
             print("[demo] the viewer stays open; Ctrl-C ends it")
             viewer.wait()
@@ -101,7 +113,7 @@ def run_demo(options: DemoOptions) -> int:
             stop_viewer(viewer)
 
 
-def _search_and_report(options: DemoOptions, viewer_url: str) -> int:
+def _search_and_report(episode: Episode, options: DemoOptions, viewer_url: str) -> int:
     from sg_search.ros.affordance_executor import AffordanceExecutorNode
     from sg_search.ros.commands import run_search_goal, spinning
     from sg_search.ros.frontier_planner import FrontierPlanner
@@ -114,7 +126,6 @@ def _search_and_report(options: DemoOptions, viewer_url: str) -> int:
     from sg_search.ros.sim_bridge import SimBridge
     from sg_search.sim.metrics import EpisodeRun
 
-    episode = choose_episode(options)
     folder = options.out / time.strftime("%Y%m%d-%H%M%S")
     folder.mkdir(parents=True, exist_ok=True)
     where = f"{episode.relation} {episode.container or episode.room}"

@@ -19,7 +19,7 @@ import hashlib
 import json
 import random
 from collections.abc import Callable, Collection
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -52,6 +52,25 @@ class Episode:
     def to_json(self) -> dict[str, Any]:
         """Plain data for ``--json`` output."""
         return asdict(self)
+
+
+def episode_from_json(line: str) -> Episode:
+    """An episode from one JSON line as :meth:`Episode.to_json` writes it (``sg-search sim
+    episodes``); ValueError naming what is wrong (not JSON, missing or unknown fields)."""
+    try:
+        data = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"an episode is one JSON object; this is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"an episode is one JSON object, not {type(data).__name__}")
+    names = [f.name for f in fields(Episode)]
+    missing, unknown = [n for n in names if n not in data], sorted(set(data) - set(names))
+    if missing or unknown:
+        raise ValueError(f"an episode's fields: missing {missing or 'none'}, unknown {unknown or 'none'}")
+    wrong = [n for n in names if not isinstance(data[n], int if n == "layout_seed" else str)]
+    if wrong or isinstance(data["layout_seed"], bool):
+        raise ValueError(f"an episode's layout_seed is a whole number and its other fields text: {wrong}")
+    return Episode(**{n: data[n] for n in names})
 
 
 def activity_half(activity: str) -> str:

@@ -16,11 +16,35 @@ report.
 import os
 
 from ament_index_python.packages import get_package_share_directory
-from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch import LaunchContext, LaunchDescription
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
+
+
+def _frontier_planner(
+    context: LaunchContext, namespace: LaunchConfiguration, params: LaunchConfiguration, sim_time: dict
+) -> list[Node]:
+    """The planner on the grid of the house the bridge lays out (its rooms and a margin, as
+    `sg-search demo` and the in-process robot map it), not the shipped 40 m around the origin."""
+    from sg_search.config import from_params, load_node_params
+    from sg_search.sim.layout import planner_grid_params
+    from sg_search.sim.mujoco.config import SimBridgeConfig
+
+    path = params.perform(context)
+    seed = from_params(SimBridgeConfig, load_node_params(path, "sim_bridge")).layout_seed
+    grid = planner_grid_params(LaunchConfiguration("scene").perform(context), seed, path)
+    return [
+        Node(
+            package="sg_search",
+            executable="frontier_planner",
+            name="frontier_planner",
+            namespace=namespace,
+            parameters=[params, sim_time, grid],
+            output="screen",
+        )
+    ]
 
 
 def generate_launch_description() -> LaunchDescription:
@@ -71,14 +95,7 @@ def generate_launch_description() -> LaunchDescription:
                 parameters=[params, sim_time],
                 output="screen",
             ),
-            Node(
-                package="sg_search",
-                executable="frontier_planner",
-                name="frontier_planner",
-                namespace=namespace,
-                parameters=[params, sim_time],
-                output="screen",
-            ),
+            OpaqueFunction(function=_frontier_planner, args=[namespace, params, sim_time]),
             Node(
                 package="sg_search",
                 executable="affordance_executor",

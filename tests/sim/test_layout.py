@@ -3,13 +3,16 @@ from __future__ import annotations
 import itertools
 
 import networkx as nx
+import numpy as np
 import pytest
 
+from sg_search.config import default_params_file
+from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.scene_graph import SceneGraph
 from sg_search.scene_graph.invariants import check_invariants
 from sg_search.scene_graph.prior import add_prior
 from sg_search.sim.bddl_scenes import SceneError, load_house, scene_names, split_of
-from sg_search.sim.layout import HouseLayout, RoomRect, layout_house
+from sg_search.sim.layout import HouseLayout, RoomRect, layout_house, planner_grid_params
 
 EPS = 1e-6
 
@@ -73,3 +76,18 @@ def test_splits_keep_buildings_together_and_unknown_scenes_are_named() -> None:
     assert {split_of(n) for n in scene_names()} == {"train", "val", "test"}
     with pytest.raises(SceneError, match=r"unknown scene 'Merom_9'.*Merom_0_int"):
         load_house("Merom_9")
+
+
+def test_the_planner_node_maps_the_whole_house_the_simulator_lays_out() -> None:
+    """house_single_floor (test) reaches x = 41 m, past the planner's shipped 40 m grid around
+    the origin: the grid the demo and sim.launch.py give the node covers every room, cell for
+    cell the in-process robot's map."""
+    layout = layout_house(load_house("house_single_floor"), 0)
+    shipped = FrontierPlannerConfig().grid()
+    x1 = max(r.x1 for r in layout.rooms)
+    assert x1 > shipped.origin_x + shipped.width * shipped.resolution  # the case this is for
+    grid = FrontierPlannerConfig(**planner_grid_params("house_single_floor", 0, default_params_file())).grid()
+    assert grid == layout.map_grid(FrontierPlannerConfig().resolution)
+    for room in layout.rooms:
+        corners = [(room.x0, room.y0), (room.x1 - EPS, room.y1 - EPS)]
+        assert all(grid.inside(grid.to_cells(np.array([c])))[0] for c in corners), room.room_id

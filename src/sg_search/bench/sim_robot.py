@@ -64,7 +64,7 @@ class SimRobot:
         self.world = world
         self.on_frame = on_frame
         self.planner = planner
-        self.spec = world.layout.grid(planner.resolution, margin=1.0)
+        self.spec = world.layout.map_grid(planner.resolution)
         self.map = OccupancyMap(self.spec, planner.occupancy())
         self.frontiers = FrontierExtractor(planner.min_frontier_cells)
         self.navigator = Navigator(self.spec, self.map.states, planner.navigator())

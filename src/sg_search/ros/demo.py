@@ -124,6 +124,7 @@ def _search_and_report(episode: Episode, options: DemoOptions, viewer_url: str) 
     from sg_search.ros.runner import EXECUTOR_THREADS
     from sg_search.ros.scene_graph_server import SceneGraphServer
     from sg_search.ros.sim_bridge import SimBridge
+    from sg_search.sim.layout import planner_grid_params
     from sg_search.sim.metrics import EpisodeRun
 
     folder = options.out / time.strftime("%Y%m%d-%H%M%S")
@@ -145,8 +146,10 @@ def _search_and_report(episode: Episode, options: DemoOptions, viewer_url: str) 
             target_relation=episode.relation,
             target_holder=episode.container_id or episode.room_id,
         )
-        for factory in (Perception, AffordanceExecutorNode, ReasonerNode, FrontierPlanner):
+        for factory in (Perception, AffordanceExecutorNode, ReasonerNode):
             nodes.add(factory, extra=[sim_time])
+        grid = planner_grid_params(episode.scene, episode.layout_seed, params)  # the house's, as in process
+        nodes.add(FrontierPlanner, extra=[sim_time], **grid)
         nodes.add(SceneGraphServer, extra=[sim_time], snapshot_file=str(folder / "scene_graph.json"))
         nodes.add(Recorder, extra=[sim_time], output=str(folder / "run.mcap"))
         nodes.add(LiveView, extra=[sim_time], output=str(folder / "run.rrd"), viewer_url=viewer_url)

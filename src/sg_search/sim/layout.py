@@ -18,12 +18,21 @@ import math
 import random
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from sg_search.config import from_params, load_node_params
 from sg_search.mapping.grid import GridSpec
-from sg_search.sim.bddl_scenes import HouseInventory, RoomInventory, furniture_specs, layout_constants
+from sg_search.planning.config import FrontierPlannerConfig
+from sg_search.sim.bddl_scenes import (
+    HouseInventory,
+    RoomInventory,
+    furniture_specs,
+    layout_constants,
+    load_house,
+)
 
 WALL_GAP = 0.1  # [m] between neighbouring items along a wall
 DOOR_CLEARANCE = 0.5  # [m] kept free on each side of a door's centre, beyond half its width
@@ -32,6 +41,7 @@ AISLE = 0.6  # [m] kept free around items placed away from the walls
 MAX_DEPTH_SHARE = 0.6  # an item along a wall may reach this share of the way across the room
 SMALL_AISLE = 0.25  # [m] around small items (chairs stand close to tables and each other)
 SMALL_ITEM = 0.6  # [m] items no larger than this count as small
+MAP_MARGIN_M = 1.0  # [m] the robot's map reaches this far beyond a house's rooms
 
 
 @dataclass(frozen=True)
@@ -101,6 +111,12 @@ class HouseLayout:
             max(r.x1 for r in self.rooms) + margin,
             max(r.y1 for r in self.rooms) + margin,
         )
+
+    def map_grid(self, resolution: float) -> GridSpec:
+        """The robot's map of this house: ``resolution`` [m] cells reaching :data:`MAP_MARGIN_M`
+        beyond its rooms (the in-process robot's map, and the frontier planner node's grid when
+        the simulator hosts the house: :func:`planner_grid_params`)."""
+        return self.grid(resolution, MAP_MARGIN_M)
 
     def grid(self, resolution: float, margin: float) -> GridSpec:
         """A grid of ``resolution`` [m] cells covering :meth:`bounds` (``margin``)."""
@@ -393,3 +409,16 @@ def _skip_doors(
         if start < hi and start + width > lo:
             start = hi
     return start
+
+
+def planner_grid_params(scene: str, layout_seed: int, params_file: Path | str) -> dict[str, Any]:
+    """The frontier planner node's grid parameters (``width``, ``height`` [cells], ``origin_x``,
+    ``origin_y`` [m] in ``map``) for the simulator's house ``scene`` laid out with
+    ``layout_seed``: :meth:`HouseLayout.map_grid` at the planner's resolution in
+    ``params_file``. Over DDS the planner then maps what the in-process robot maps; its shipped
+    40 m x 40 m around the origin leaves 13 of the bddl houses partly outside, some with the
+    start (``sg-search demo`` and ``sim.launch.py`` pass these)."""
+    planner = from_params(FrontierPlannerConfig, load_node_params(params_file, "frontier_planner"))
+    spec = layout_house(load_house(scene), layout_seed).map_grid(planner.resolution)
+    return {"width": int(spec.width), "height": int(spec.height),
+            "origin_x": float(spec.origin_x), "origin_y": float(spec.origin_y)}  # fmt: skip

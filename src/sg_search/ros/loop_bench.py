@@ -32,6 +32,7 @@ from sg_search.bench.closed_loop import run_episode
 from sg_search.bench.compare import wilson
 from sg_search.bench.embodied_world import StackConfig
 from sg_search.bench.harness import BenchOptions, BenchReport, map_episodes
+from sg_search.search import SearchError
 from sg_search.sim.episodes import Episode, make_episodes
 from sg_search.sim.mujoco.scene import solvable
 
@@ -105,9 +106,11 @@ def over_dds(episode: Episode, reasoner: str, folder: Path) -> dict[str, Any]:
         return {"success": 0.0, "SPL": 0.0, "path_m": 0.0, "wall_s": wall,
                 "end": f"ERROR the demo {why}: {output[-TAIL_CHARS:]}"}  # fmt: skip
     result = json.loads(results[-1].read_text())
-    found = result["result"] == "NONE" and result["success"] > 0
+    end = str(result["result"])  # "NONE" or the search's error code
+    found = end == "NONE" and result["success"] > 0
     return {"success": float(found), "SPL": float(result["SPL"]) if found else 0.0,
-            "path_m": float(result["path_m"]), "wall_s": wall, "end": str(result["result"])}  # fmt: skip
+            "path_m": float(result["path_m"]), "wall_s": wall,
+            "end": SearchError(int(end)).name if end.isdigit() else end}  # fmt: skip
 
 
 def _text(data: str | bytes | None) -> str:
@@ -149,13 +152,13 @@ def _lines(rows: list[dict[str, Any]], s: dict[str, float], split: str, seed: in
         f"within {SEARCH_BUDGET_S:.0f} simulated s: SR {s['inproc/SR_within_budget_s']:.2f}",
         f"  pairs (in process within the same simulated s): both found {s['pairs/both']:.0f}, over DDS only "
         f"{s['pairs/dds_only']:.0f}, in process only {s['pairs/inproc_only']:.0f}",
-        f"  {'#':>3} {'scene':<22} {'object':<18} {'over DDS':<26} in process",
+        f"  {'#':>3} {'scene':<22} {'object':<18} {'over DDS':<40} in process",
     ]
     for i, r in enumerate(rows):
-        dds = "found" if r["dds/success"] else str(r["dds/end"])[:12]
+        dds = "found" if r["dds/success"] else str(r["dds/end"])[:20]
         dds += f", {r['dds/path_m']:.1f} m, {r['dds/wall_s']:.0f} s wall"
         inproc = (
             f"found at {r['inproc/steps']:.0f} actions" if r["inproc/success"] else str(r["inproc/cause"])
         ) + f", {r['inproc/path_m']:.1f} m, {r['inproc/sim_s']:.0f} simulated s"
-        lines.append(f"  {i:>3} {r['scene'][:22]:<22} {r['query'][:18]:<18} {dds:<26} {inproc}")
+        lines.append(f"  {i:>3} {r['scene'][:22]:<22} {r['query'][:18]:<18} {dds:<40} {inproc}")
     return lines

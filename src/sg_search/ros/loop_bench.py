@@ -87,9 +87,8 @@ def over_dds(episode: Episode, reasoner: str, folder: Path) -> dict[str, Any]:
     folder.mkdir(parents=True, exist_ok=True)
     command = [
         sys.executable, "-m", "sg_search.cli", "demo", "--episode", json.dumps(episode.to_json()),
-        "--timeout", str(SEARCH_BUDGET_S), "--out", str(folder),
+        "--timeout", str(SEARCH_BUDGET_S), "--out", str(folder), "--reasoner", reasoner,
     ]  # fmt: skip
-    command += ["--reasoner", reasoner] if reasoner else []
     started = time.monotonic()
     try:
         child = subprocess.run(

@@ -219,9 +219,14 @@ def test_a_drive_to_a_frontier_ends_once_the_map_sees_beyond_it(
 
 def _mug_and_planner(start_node: Any, ros_node: Node, at: tuple[float, float, float]) -> ActionClient:
     """The planner and the graph server running, a mug perception reported ``at`` [m] in the
-    graph: a client of the planner's navigate action, its server up."""
+    graph, the planner's map built from the base's depth (so it knows where the base is: a goal
+    before the first transform is refused, "the base's pose is not known"): a client of the
+    planner's navigate action, its server up."""
     start_node("frontier_planner", *GRID)
     start_node("scene_graph_server")
+    frontiers: list[FrontierArray] = []
+    ros_node.create_subscription(FrontierArray, "frontiers", frontiers.append, 10)
+    assert wait_for(lambda: bool(frontiers and frontiers[-1].frontiers), timeout=30), "no map from depth"
     _, observations = graph_io(ros_node)
     assert wait_for(lambda: observations.get_subscription_count() > 0)
     observe(ros_node, observations, 1, ObjectInstance("mug_1", "mug", 0.9, at))

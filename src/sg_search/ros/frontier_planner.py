@@ -402,7 +402,7 @@ class FrontierPlanner(Node):
         if sender.lost and not handle.is_cancel_requested:
             self.get_logger().error(f"{sender.name} died during the navigation: the base is stopped")
             outcome = replace(outcome, message=f"stopped: {sender.name}, which sent the goal, died")
-        if outcome.code == NavError.CANCELED:
+        if outcome.code == NavError.CANCELED and handle.is_cancel_requested:
             self.get_logger().info(f"navigation canceled after {outcome.path_length:.2f} m: the base stops")
             handle.canceled()
         elif outcome.success:

@@ -48,12 +48,13 @@ def run(options: BenchOptions) -> BenchReport:
     (``options.agents``, "" = the reasoner node's default), in process and over DDS."""
     if options.workers != 1 or options.backend != "local":
         raise ValueError("ros-loop runs one node set at a time: --workers 1 --backend local")
-    reasoner = options.agents.strip() or StackConfig.load().reasoner.default_reasoner
+    config = StackConfig.load()
+    reasoner = options.agents.strip() or config.reasoner.default_reasoner
     if "," in reasoner:
         raise ValueError("ros-loop compares the two wirings for one reasoner: --reasoner NAME")
     split = "test" if options.split == "all" else options.split
     episodes, _ = make_episodes(split, options.episodes, seed=options.seed, keep=solvable)
-    budget = options.max_actions or StackConfig.load().embodied.max_actions
+    budget = options.max_actions or config.embodied.max_actions
     out = options.out_dir() / f"ros-loop-{time.strftime('%Y%m%d-%H%M%S')}"
     work = partial(_pair, tuple(episodes), reasoner, budget, out, options.seed)
     rows = map_episodes(work, options, "ros-loop", len(episodes))

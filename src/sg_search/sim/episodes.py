@@ -68,7 +68,8 @@ def episode_from_json(line: str) -> Episode:
     if missing or unknown:
         raise ValueError(f"an episode's fields: missing {missing or 'none'}, unknown {unknown or 'none'}")
     wrong = [n for n in names if not isinstance(data[n], int if n == "layout_seed" else str)]
-    if wrong or isinstance(data["layout_seed"], bool):
+    wrong += ["layout_seed"] if isinstance(data["layout_seed"], bool) else []
+    if wrong:
         raise ValueError(f"an episode's layout_seed is a whole number and its other fields text: {wrong}")
     return Episode(**{n: data[n] for n in names})
 

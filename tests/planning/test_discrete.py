@@ -81,5 +81,5 @@ def test_a_wait_takes_a_period_a_stop_takes_no_time_and_neither_acts() -> None:
     assert base.command(Command(0.0, 0.0, FollowStatus.ACTIVE, "waiting for the pose"))
     waited = base.now()
     assert waited > 0.0
-    assert base.command(Command(0.0, 0.0, FollowStatus.ARRIVED, "stop"))
+    assert base.command(Command(0.0, 0.0, FollowStatus.STOP, "stop"))
     assert base.now() == waited and floor.actions == []

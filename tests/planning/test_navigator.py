@@ -184,7 +184,7 @@ def test_a_velocity_base_is_stopped_however_the_navigation_ends() -> None:
     navigator = Navigator(SPEC, lambda: states, PARAMS)
     canceled = navigator.navigate(base, (8.0, 2.0), should_stop=lambda: next(steps, 30) >= 30)
     assert canceled.code == NavError.CANCELED and canceled.path_length > 0.0
-    assert (base.last.linear, base.last.angular) == (0.0, 0.0)
+    assert (base.last.linear, base.last.angular, base.last.status) == (0.0, 0.0, FollowStatus.STOP)
     quick = Navigator(SPEC, lambda: states, NavigatorParams(PARAMS.planners, timeout_s=1.0))
     assert quick.navigate(base, (8.0, 2.0)).code == NavError.TIMEOUT
     assert (base.last.linear, base.last.angular) == (0.0, 0.0)

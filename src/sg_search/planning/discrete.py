@@ -71,7 +71,7 @@ class DiscreteBase:
         turn_s = p.turn_step_rad / f.max_angular
         if command.linear <= 1e-3:
             if abs(command.angular) <= 1e-3 and command.linear >= -1e-3:
-                if command.status != FollowStatus.ARRIVED:  # a stop takes no time: nothing moves
+                if command.status != FollowStatus.STOP:  # a stop takes no time: nothing moves
                     self.clock += turn_s  # nothing to do this period (waiting): time passes
                 return True
             self.clock += turn_s

@@ -30,6 +30,7 @@ class FollowStatus(Enum):
     RECOVERING = "recovering"
     REPLAN = "replan"
     STUCK = "stuck"
+    STOP = "stop"  # not the follower's: a navigation ended, whichever way; the base stands still
 
 
 @dataclass(frozen=True)

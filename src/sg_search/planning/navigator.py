@@ -347,9 +347,8 @@ class Navigator:
                     planned_at = -math.inf  # the map now holds what blocked it
                 if on_feedback is not None:
                     on_feedback(pose, math.hypot(goal[0] - pose[0], goal[1] - pose[1]), follower.recoveries)
-
         finally:  # as turn_towards: a velocity base would go on with the last command
-            base.command(Command(0.0, 0.0, FollowStatus.ARRIVED, "stop"))
+            base.command(Command(0.0, 0.0, FollowStatus.STOP, "stop"))
 
 
 def _length(path: NDArray[np.float64]) -> float:
@@ -381,4 +380,4 @@ def turn_towards(
             )
         return False
     finally:
-        base.command(Command(0.0, 0.0, FollowStatus.ARRIVED, "stop"))
+        base.command(Command(0.0, 0.0, FollowStatus.STOP, "stop"))

@@ -5,12 +5,15 @@ MuJoCo scene yet): the map, frontiers, geodesic distances and the navigate actio
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import threading
 import time
 from typing import Any
 
 import numpy as np
 import pytest
+from action_msgs.msg import GoalStatus
 from box_room import HEIGHT, INTRINSICS, WIDTH, camera_pose, render_box_room
 from conftest import wait_for
 from geometry_msgs.msg import Point, Twist
@@ -298,3 +301,61 @@ def test_an_approach_whose_viewpoint_the_base_cannot_reach_tries_another(
         assert result.path_length >= 1.6 + math.dist((2.9, 2.0), double.pose[:2]) - 0.1
     finally:
         double.stop()
+
+
+SENDER = """
+import rclpy
+from rclpy.node import Node
+from sg_search.ros.liveliness import announce_alive
+rclpy.init()
+node = Node("sender_probe")
+alive = announce_alive(node)
+while alive.get_subscription_count() == 0:  # the planner's watch has matched this sender
+    rclpy.spin_once(node, timeout_sec=0.05)
+print("watched", flush=True)
+rclpy.spin(node)
+"""
+
+
+def test_a_drive_whose_sender_dies_is_aborted_and_the_next_goal_is_driven(
+    start_node: Any, ros_node: Node, base: KinematicBaseDouble
+) -> None:
+    """The planner watches its ``goal_sender``. When that process dies mid-drive, the base is
+    stopped and the goal ends ABORTED, naming the dead sender. Before session 80 the node called
+    ``canceled()`` with no cancel requested: rclpy refused the transition and the execute
+    callback raised. Once the sender is back, the planner drives its next goal."""
+    planner = start_node("frontier_planner", *GRID, "-p", "goal_sender:=sender_probe")
+    senders: list[subprocess.Popen[str]] = []
+
+    def start_sender() -> None:
+        senders.append(subprocess.Popen([sys.executable, "-c", SENDER], stdout=subprocess.PIPE, text=True))
+        assert senders[-1].stdout is not None and senders[-1].stdout.readline().strip() == "watched"
+
+    try:
+        start_sender()
+        client = ActionClient(ros_node, NavigateTo, "navigate")
+        assert client.wait_for_server(timeout_sec=20)
+        time.sleep(2.0)  # a few depth frames: the space ahead becomes known
+
+        def goal_to(x: float, y: float) -> Any:
+            goal = NavigateTo.Goal()
+            goal.pose.header.frame_id = "map"
+            goal.pose.pose.position.x, goal.pose.pose.position.y = x, y
+            handle = client.send_goal_with_resend(goal, timeout_s=10.0)
+            assert handle is not None and handle.accepted
+            return handle
+
+        far = goal_to(4.5, 2.5)
+        assert wait_for(lambda: math.hypot(base.pose[0] - 1.0, base.pose[1] - 2.0) > 0.2, timeout=30)
+        senders[0].kill()
+        ended = wait_future(far.get_result_async(), 30.0)
+        assert ended is not None and ended.status == GoalStatus.STATUS_ABORTED
+        assert "which sent the goal, died" in ended.result.error_msg
+        assert "Traceback" not in planner.output_so_far(), planner.output_so_far()[-2000:]
+        start_sender()  # a restarted executor
+        next_one = wait_future(goal_to(4.5, 2.5).get_result_async(), 90.0)
+        assert next_one is not None and next_one.result.error_code == NavigateTo.Result.NONE, next_one
+    finally:
+        for sender in senders:
+            sender.kill()
+            sender.wait(10)

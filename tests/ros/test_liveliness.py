@@ -33,6 +33,7 @@ def test_the_loss_of_a_watched_node_is_told_once_per_loss(ros_node: Node) -> Non
         assert wait_for(lambda: watch.alive, 10.0)
         watched.destroy_publisher(publisher)
         assert wait_for(lambda: len(losses) == 2, 10.0)
+        assert watch.losses == 2  # what a goal compares with the count at its start
     finally:
         watched.destroy_node()
         rclpy.shutdown(context=context)

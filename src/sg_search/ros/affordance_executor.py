@@ -90,6 +90,7 @@ class AffordanceExecutorNode(Node):
         self._handle: ServerGoalHandle | None = None
         self._graph: SceneGraph | None = None  # the graph of the goal being executed
         self._deadline = math.inf  # monotonic [s] at which the running goal's timeout_s runs out
+        self._sender_losses = 0  # the sender's losses when the running goal came (its death stops it)
         self._policy = AffordanceExecutor(self, c.navigation_retries, c.open_sides)
         self._refused = RefusedFronts()  # sides containers would not open from, for the planner's approach
         ActionServer(
@@ -114,6 +115,7 @@ class AffordanceExecutorNode(Node):
             goal: ExecuteAffordance.Goal = handle.request
             limit = float(goal.timeout_s)
             self._deadline = time.monotonic() + limit if limit > 0 else math.inf
+            self._sender_losses = self._sender.losses
             graph = self._mirror.copy(wait_s=self.config.graph_wait_s)
             self._graph = graph
             if not (math.isfinite(limit) and limit >= 0.0):
@@ -157,7 +159,8 @@ class AffordanceExecutorNode(Node):
         search is over): what runs for it stops."""
         handle = self._handle
         late = time.monotonic() > self._deadline
-        return handle is not None and (handle.is_cancel_requested or self._sender.lost or late)
+        died = self._sender.losses != self._sender_losses
+        return handle is not None and (handle.is_cancel_requested or died or late)
 
     # ------------------------------------------------------------------ skills
     def navigate(self, node: SceneNode, purpose: str) -> SkillResult:

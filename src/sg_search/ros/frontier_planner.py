@@ -357,7 +357,7 @@ class FrontierPlanner(Node):
             message.current_pose = self._pose_msg(pose)
             handle.publish_feedback(message)
 
-        sender = self._sender
+        sender, losses = self._sender, self._sender.losses  # the sender's death during this goal stops it
         seen = [False]  # the map saw beyond the frontier on the way and the base may stand here: arrived
 
         def beyond_seen() -> bool:
@@ -369,7 +369,7 @@ class FrontierPlanner(Node):
             return seen[0]
 
         def stopped() -> bool:
-            return bool(handle.is_cancel_requested or sender.lost)
+            return bool(handle.is_cancel_requested or sender.losses != losses)
 
         tolerance = float(goal.tolerance) or (self.config.reach_tolerance_m if goal.within_reach else 0.0)
 
@@ -399,7 +399,7 @@ class FrontierPlanner(Node):
             outcome = replace(
                 outcome, code=NavError.NONE, message="the map saw beyond the frontier on the way"
             )
-        if sender.lost and not handle.is_cancel_requested:
+        if sender.losses != losses and not handle.is_cancel_requested:
             self.get_logger().error(f"{sender.name} died during the navigation: the base is stopped")
             outcome = replace(outcome, message=f"stopped: {sender.name}, which sent the goal, died")
         if outcome.code == NavError.CANCELED and handle.is_cancel_requested:

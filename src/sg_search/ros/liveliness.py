@@ -41,8 +41,11 @@ class AliveWatch:
     """Whether the node named ``name`` is alive, as DDS sees its ``alive/<name>`` publisher.
 
     ``lost`` is true once the node has been seen alive and is no longer: a node that was
-    never started is not "lost" (a stack without it is a valid configuration). An empty
-    ``name`` watches nothing and is never lost (a parameter's way to turn the watch off).
+    never started is not "lost" (a stack without it is a valid configuration). ``losses``
+    counts the losses: a goal records it when it starts and stops once it grows (its sender
+    died during it), which a goal sent by a restarted node before the watch has seen it again
+    does not. An empty ``name`` watches nothing and is never lost (a parameter's way to turn
+    the watch off).
     """
 
     def __init__(self, node: Node, name: str, on_lost: Callable[[], None] = lambda: None) -> None:
@@ -52,6 +55,7 @@ class AliveWatch:
         self._lock = threading.Lock()
         self._alive = 0
         self._seen = False
+        self._losses = 0
         if name:
             self._subscription = node.create_subscription(
                 Empty,
@@ -66,6 +70,7 @@ class AliveWatch:
             lost = self._alive > 0 and info.alive_count == 0  # the moment of the loss
             self._alive = int(info.alive_count)
             self._seen = self._seen or self._alive > 0
+            self._losses += lost
         if lost:
             self._on_lost()
 
@@ -74,6 +79,12 @@ class AliveWatch:
         """At least one instance of the node is alive."""
         with self._lock:
             return self._alive > 0
+
+    @property
+    def losses(self) -> int:
+        """How many times the node has been lost so far."""
+        with self._lock:
+            return self._losses
 
     @property
     def lost(self) -> bool:

@@ -226,11 +226,11 @@ def test_an_obstacle_shuts_the_base_in_only_where_it_closes_the_only_way_out() -
     states[[0, -1], :] = OCCUPIED
     states[:60, [94, 106]] = OCCUPIED  # the corridor's walls, up to y = 3 m
     navigator = Navigator(SPEC, lambda: states, PARAMS)
-    assert navigator.shut_in_by((5.0, 1.0), (5.0, 1.5), min_area_m2=1.0)
-    assert not navigator.shut_in_by((5.0, 1.0), (5.0, 1.5), min_area_m2=0.1)  # 0.16 m^2 is enough
-    assert not navigator.shut_in_by((2.0, 6.0), (2.25, 6.0), min_area_m2=1.0)
+    assert navigator.shut_in_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=1.0)
+    assert not navigator.shut_in_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=0.1)  # 0.16 m^2 is enough
+    assert not navigator.shut_in_by((2.0, 6.0), np.array([(2.25, 6.0)]), min_area_m2=1.0)
     states[40, 94:107] = OCCUPIED  # the map closes the corridor at y = 2 m: the base is shut in already
-    assert not navigator.shut_in_by((5.0, 1.0), (5.0, 1.5), min_area_m2=1.0)
+    assert not navigator.shut_in_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=1.0)
 
 
 def _corridor(ledge: bool) -> np.ndarray:

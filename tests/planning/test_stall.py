@@ -3,9 +3,13 @@ place or stopping is not."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
-from sg_search.planning.stall import StallDetector, point_ahead
+from sg_search.planning.config import FrontierPlannerConfig
+from sg_search.planning.stall import StallDetector, disc_points, point_ahead
 
 
 def _push(
@@ -38,3 +42,27 @@ def test_the_point_ahead_lies_along_the_heading() -> None:
     assert point_ahead((1.0, 2.0, 1.5707963267948966), 0.25) == pytest.approx((1.0, 2.25))
     with pytest.raises(ValueError, match="window_s"):
         StallDetector(window_s=0.0)
+
+
+def test_a_bump_marks_a_disc_beyond_the_front_that_covers_a_post_met_head_on() -> None:
+    """A glass post 0.1 m in radius met head-on (the pillar of the frontier planner's DDS test):
+    the base stops with its centre 0.3 m from the post's. The marks start at the first cell
+    beyond the base's radius and cover the post's far side too (one cell left it free, and the
+    planner sent the base to viewpoints inside the post); none lies under the base."""
+    config = FrontierPlannerConfig(robot_radius=0.2, resolution=0.05, bump_size_m=0.1)
+    pose = (2.9, 2.0, 0.0)
+    post = np.array([3.2, 2.0])
+    marks = config.bump_marks(pose)
+    from_base = np.hypot(*(marks - np.array(pose[:2])).T)
+    assert from_base.min() == pytest.approx(0.25) and from_base.max() == pytest.approx(0.45)
+    far_side = post + 0.1 * np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0]])  # the post's outline
+    assert all(np.min(np.hypot(*(marks - point).T)) <= 0.05 for point in far_side)
+    one_cell = FrontierPlannerConfig(robot_radius=0.2, resolution=0.05, bump_size_m=0.0).bump_marks(pose)
+    assert np.allclose(one_cell, [point_ahead(pose, 0.25)])
+
+
+def test_disc_points_are_the_lattice_points_within_the_radius() -> None:
+    points = disc_points((1.0, 2.0), 0.1, 0.05)
+    assert len(points) == 13  # 1 + 4 at 0.05 + 4 at 0.07 + 4 at 0.1
+    assert np.all(np.hypot(points[:, 0] - 1.0, points[:, 1] - 2.0) <= 0.1 + 1e-9)
+    assert math.isclose(points[:, 0].mean(), 1.0) and math.isclose(points[:, 1].mean(), 2.0)

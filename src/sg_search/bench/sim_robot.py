@@ -15,8 +15,6 @@ import math
 from collections import Counter
 from collections.abc import Callable
 
-import numpy as np
-
 from sg_search.geometry import Pose2D, Transform
 from sg_search.geometry.transforms import quat_from_matrix
 from sg_search.mapping.frontier_extraction import FrontierExtractor, FrontierSegment, seen_beyond
@@ -25,7 +23,6 @@ from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
 from sg_search.planning.geodesic import DistanceField
 from sg_search.planning.navigator import NavError, Navigator, NavResult, turn_towards
-from sg_search.planning.stall import point_ahead
 from sg_search.sim.mujoco.world import Frame, SimWorld
 
 FULL_TURN = 12  # 30-degree turns in a full turn
@@ -109,11 +106,12 @@ class SimRobot:
         return moved
 
     def _bump(self, pose: Pose2D) -> None:
-        """The bumper: the cell ahead of a base blocked outright is marked occupied, unless that
-        would shut the base in (``bump_shut_in_m2``; the frontier planner node's stall alike)."""
-        ahead = point_ahead(pose, self.planner.bump_ahead_m)
-        if not self.navigator.shut_in_by(pose[:2], ahead, self.planner.bump_shut_in_m2):
-            self.map.mark_occupied(np.array([ahead]))
+        """The bumper: what a base blocked outright ran into is marked occupied (``bump_marks``),
+        unless that would shut the base in (``bump_shut_in_m2``; the frontier planner node's
+        stall alike)."""
+        marks = self.planner.bump_marks(pose)
+        if not self.navigator.shut_in_by(pose[:2], marks, self.planner.bump_shut_in_m2):
+            self.map.mark_occupied(marks)
 
     def observe(self) -> None:
         """Render and map one frame (and hand it to ``on_frame``)."""

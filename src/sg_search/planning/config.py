@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sg_search.geometry import frames
+import numpy as np
+from numpy.typing import NDArray
+
+from sg_search.geometry import Pose2D, frames
 from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import OccupancyParams
 from sg_search.planning.follower import FollowerParams
 from sg_search.planning.geodesic import PlannerParams
 from sg_search.planning.navigator import NavigatorParams
+from sg_search.planning.stall import disc_points, point_ahead
 from sg_search.planning.viewpoints import ViewpointParams
 
 
@@ -22,6 +26,8 @@ class FrontierPlannerConfig:
             raise ValueError("frontier_planner clearance_margins needs at least one margin, none negative")
         if not self.frontier_seen_m > 0:
             raise ValueError(f"frontier_planner frontier_seen_m must be > 0 m, not {self.frontier_seen_m}")
+        if not self.bump_size_m >= 0:
+            raise ValueError(f"frontier_planner bump_size_m must be >= 0 m, not {self.bump_size_m}")
 
     map_frame: str = frames.MAP
     base_frame: str = frames.BASE_LINK
@@ -50,6 +56,7 @@ class FrontierPlannerConfig:
     stall_progress_m: float = 0.03
     bump_memory_frames: int = 50
     bump_shut_in_m2: float = 1.0
+    bump_size_m: float = 0.1
     max_recoveries: int = 3
     navigate_timeout_s: float = 120.0
     replan_period_s: float = 5.0
@@ -121,11 +128,12 @@ class FrontierPlannerConfig:
             path_cost=self.viewpoint_path_cost,
         )
 
-    @property
-    def bump_ahead_m(self) -> float:
-        """Where [m ahead of the base's centre] a base blocked outright marks the obstacle: the
-        first cell beyond its radius (the in-process robot's bumper and the node's stall)."""
-        return self.robot_radius + self.resolution
+    def bump_marks(self, pose: Pose2D) -> NDArray[np.float64]:
+        """(N, 2) points [m, ``map``] a base at ``pose`` blocked outright marks occupied (the
+        in-process robot's bumper and the node's stall): the cells of a disc of ``bump_size_m``
+        whose near edge is the first cell beyond the base's radius, straight ahead."""
+        ahead = point_ahead(pose, self.robot_radius + self.resolution + self.bump_size_m)
+        return disc_points(ahead, self.bump_size_m, self.resolution)
 
     @property
     def reach_m(self) -> float:

@@ -159,18 +159,20 @@ class Navigator:
         return bool(self.spec.inside(cell)[0] and free[cell[0, 0], cell[0, 1]])
 
     def shut_in_by(
-        self, start: tuple[float, float], obstacle: tuple[float, float], min_area_m2: float
+        self, start: tuple[float, float], obstacles: NDArray[np.float64], min_area_m2: float
     ) -> bool:
-        """True if an obstacle in the cell under ``obstacle`` [m] would leave the base at ``start``
-        less than ``min_area_m2`` [m^2] of floor to drive on at the least clearance (the
-        traversable region it is placed in), where without it the base has at least that much: a
-        bump in the only way out of a dead end, met off-centre at a corner of the way."""
+        """True if obstacles in the cells under the (N, 2) points ``obstacles`` [m] would leave the
+        base at ``start`` less than ``min_area_m2`` [m^2] of floor to drive on at the least
+        clearance (the traversable region it is placed in), where without them the base has at
+        least that much: a bump in the only way out of a dead end, met off-centre at a corner of
+        the way."""
         states = self.states()
-        cell = self.spec.to_cells(np.array([obstacle]))
-        if not self.spec.inside(cell)[0]:
+        cells = self.spec.to_cells(np.asarray(obstacles, dtype=float).reshape(-1, 2))
+        cells = cells[self.spec.inside(cells)]
+        if not len(cells):
             return False
         blocked = states.copy()
-        blocked[cell[0, 0], cell[0, 1]] = OCCUPIED
+        blocked[cells[:, 0], cells[:, 1]] = OCCUPIED
         return self._area(blocked, start) < min_area_m2 <= self._area(states, start)
 
     def _area(self, states: NDArray[np.int8], start: tuple[float, float]) -> float:

@@ -1,17 +1,21 @@
 """A bumper from odometry: a base told to drive forward that does not move is blocked.
 
 The in-process robot knows at once when a forward action moves nothing (the simulator says
-so) and marks the cell ahead as occupied; a base driven by velocity commands learns it only
+so) and marks what lies ahead as occupied; a base driven by velocity commands learns it only
 from its pose. An obstacle the camera cannot see (a door jamb below its field of view, a
 glass pane) then stops the base while the map says the way is free, and the planner would
 send it into the same spot after every recovery. With this, the base reports the blockage and
-the planner marks the cell ahead (as the in-process robot does) and plans around it.
+the planner marks what lies ahead (``FrontierPlannerConfig.bump_marks``, as the in-process
+robot does) and plans around it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
 
 from sg_search.geometry import Pose2D
 
@@ -50,3 +54,13 @@ def point_ahead(pose: Pose2D, distance_m: float) -> tuple[float, float]:
     """The point ``distance_m`` [m] in front of the base (x, y [m] in the pose's frame)."""
     x, y, yaw = pose
     return (x + distance_m * math.cos(yaw), y + distance_m * math.sin(yaw))
+
+
+def disc_points(centre: tuple[float, float], radius_m: float, spacing_m: float) -> NDArray[np.float64]:
+    """(N, 2) points [m] of a square lattice ``spacing_m`` apart, centred on ``centre``, that lie
+    within ``radius_m`` of it: the cells of a disc (only the centre when ``radius_m`` < spacing)."""
+    steps = int(radius_m / spacing_m + 1e-9)
+    offsets = np.arange(-steps, steps + 1) * spacing_m
+    dx, dy = (grid.ravel() for grid in np.meshgrid(offsets, offsets))
+    inside = np.hypot(dx, dy) <= radius_m + 1e-9
+    return np.stack([centre[0] + dx[inside], centre[1] + dy[inside]], axis=1)

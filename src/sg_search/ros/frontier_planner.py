@@ -11,9 +11,9 @@ Actions:  ``navigate`` (NavigateTo): a pose, a frontier id, or a scene-graph nod
           the metres of all its tries in ``path_length``). A drive to a frontier ends (NONE)
           once no frontier's goal lies within ``frontier_seen_m`` of its goal and the base
           stands where the safest clearance lets it: the map saw beyond it. A base that is told
-          to drive forward and does not move for ``stall_window_s`` marks the cell ahead
-          occupied (a bumper from odometry; not where that would shut the base in) and the path
-          is planned again around it.
+          to drive forward and does not move for ``stall_window_s`` marks what lies ahead
+          occupied (a disc of ``bump_size_m``: a bumper from odometry; not where that would
+          shut the base in) and the path is planned again around it.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ from sg_search.planning.approach import XY, ApproachDriver, Odometer, approach
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.geodesic import DistanceField, path_length, traversable
 from sg_search.planning.navigator import NavError, Navigator, NavResult
-from sg_search.planning.stall import StallDetector, point_ahead
+from sg_search.planning.stall import StallDetector
 from sg_search.ros.conversions import fronts_from_msg, update_from_msg
 from sg_search.ros.futures import call_with_resend
 from sg_search.ros.images import depth_from_msg, intrinsics_from_msg
@@ -460,17 +460,18 @@ class FrontierPlanner(Node):
         return NavResult(code, message, odometer.total_m, final_pose)
 
     def _on_blocked(self, pose: Pose2D) -> None:
-        """The base pushed forward without moving: the cell in front is occupied (what the
-        in-process robot's bumper marks), so the next plan goes around it; unless that would
-        shut the base in (``bump_shut_in_m2``): then the follower backs off and re-plans."""
-        ahead = point_ahead(pose, self.config.bump_ahead_m)
-        where = f"blocked at ({pose[0]:.2f}, {pose[1]:.2f}): ({ahead[0]:.2f}, {ahead[1]:.2f})"
-        if self.navigator.shut_in_by(pose[:2], ahead, self.config.bump_shut_in_m2):
+        """The base pushed forward without moving: what it ran into is occupied (``bump_marks``:
+        what the in-process robot's bumper marks), so the next plan goes around it; unless that
+        would shut the base in (``bump_shut_in_m2``): then the follower backs off and re-plans."""
+        marks = self.config.bump_marks(pose)
+        x, y = marks.mean(axis=0)
+        where = f"blocked at ({pose[0]:.2f}, {pose[1]:.2f}): {len(marks)} cell(s) about ({x:.2f}, {y:.2f})"
+        if self.navigator.shut_in_by(pose[:2], marks, self.config.bump_shut_in_m2):
             self.get_logger().warning(f"{where} not marked: it would shut the base in")
             return
         self.get_logger().warning(f"{where} marked occupied")
         with self._lock:
-            self.map.mark_occupied(np.array([ahead]))
+            self.map.mark_occupied(marks)
 
     def _states(self) -> np.ndarray:
         with self._lock:

@@ -13,7 +13,7 @@ import pytest
 
 from sg_search.geometry import Pose2D
 from sg_search.mapping.grid import GridSpec
-from sg_search.mapping.occupancy import FREE, OCCUPIED
+from sg_search.mapping.occupancy import FREE, OCCUPIED, UNKNOWN
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
 from sg_search.planning.follower import Command, FollowerParams, FollowStatus
 from sg_search.planning.geodesic import PlannerParams
@@ -267,3 +267,20 @@ def test_a_base_in_a_pocket_of_the_map_drives_back_along_its_track(escape_area_m
     else:
         assert result.code == NavError.NO_VALID_PATH and result.path_length == 0.0, result
         assert actuator.pose()[0] > 6.5 and navigator.escapes == 0
+
+
+def test_a_plan_does_not_start_across_a_wall_from_the_base() -> None:
+    """A corridor 0.5 m wide (x 4.5-5.0 m), unknown floor behind its right wall: at the safer
+    clearance (0.25 m) no cell in it is traversable, and the nearest one that is lies behind a
+    wall. A plan from there sent the base into the wall at every re-plan (val 33: 535 bumps at one
+    pose); the plan runs along the corridor at the clearance the base has in it."""
+    states = np.full(SPEC.shape, FREE, dtype=np.int8)
+    states[:, 101:] = UNKNOWN
+    states[:, 100] = OCCUPIED
+    states[40:, 90] = OCCUPIED
+    states[[0, -1], :100] = OCCUPIED
+    states[:, 0] = OCCUPIED
+    snapping = replace(PARAMS, planners=tuple(replace(p, snap_radius=1.0) for p in PARAMS.planners))
+    path = Navigator(SPEC, lambda: states, snapping).plan((4.8, 5.0), (4.78, 9.0))
+    assert math.dist(path[0], (4.8, 5.0)) < 0.1
+    assert np.all((path[:, 0] > 4.5) & (path[:, 0] < 5.0)), path

@@ -6,7 +6,9 @@ which quantises the same velocity commands into Habitat's actions. Poses are (x,
 ``map`` [m, rad]; times are seconds of the base's clock (wall or simulated).
 
 Planning tries the clearances of ``NavigatorParams.planners`` safest first (a narrow door is
-passed with less margin only when the safer plan reaches nothing). A plan is renewed every
+passed with less margin only when the safer plan reaches nothing); a clearance at which the
+base's own cell is not traversable starts from the nearest cell that is, but not from one
+across an occupied cell (behind a wall). A plan is renewed every
 ``replan_period_s`` (the map grows while driving), after a recovery, after a blocked move
 and after a pose jump (localisation reset). A navigation whose way (driven + still planned)
 grows beyond ``detour_factor`` times its shortest plan plus ``detour_slack_m`` ends with
@@ -250,17 +252,33 @@ class Navigator:
 
     def plan(self, start: tuple[float, float], goal: tuple[float, float]) -> NDArray[np.float64]:
         """A path (N, 2) [m] from ``start`` to ``goal`` at the safest clearance that reaches it;
-        PlanningError (of the last clearance tried) when none does."""
+        PlanningError (of the last clearance tried) when none does. A clearance at which the
+        base's cell is not traversable starts from the nearest cell that is; not from one across
+        an occupied cell (a wall, with unknown floor behind it): the base would drive into it."""
         error: PlanningError | None = None
         states = self.states()
         for planner in self.params.planners:
             try:
                 free = traversable(states, self.spec, planner)
-                return DistanceField(free, self.spec, start, planner).path_to(goal)
+                field = DistanceField(free, self.spec, start, planner)
+                self._require_joined(states, start, field.start)
+                return field.path_to(goal)
             except PlanningError as exc:
                 error = exc
         assert error is not None
         raise error
+
+    def _require_joined(
+        self, states: NDArray[np.int8], start: tuple[float, float], cell: tuple[int, int]
+    ) -> None:
+        """PlanningError unless the straight line from ``start`` [m] to the centre of ``cell``
+        crosses no occupied cell (the base's own cell aside)."""
+        a, b = np.asarray(start, dtype=float), self.spec.to_metres(np.array([cell]))[0]
+        count = max(2, int(np.ceil(math.dist(a, b) / (self.spec.resolution * 0.5))) + 1)
+        line = self.spec.to_cells(a + (b - a) * np.linspace(0.0, 1.0, count)[:, None])
+        line = line[np.any(line != line[0], axis=1)]  # the base's own cell aside
+        if np.any(states[line[:, 0], line[:, 1]] == OCCUPIED):
+            raise PlanningError(f"start {start} is placed across an obstacle at this clearance")
 
     def _replan(
         self, start: tuple[float, float], goal: tuple[float, float], travelled: float, shortest: float

@@ -271,8 +271,8 @@ def test_a_base_in_a_pocket_of_the_map_drives_back_along_its_track(escape_area_m
 
 def test_a_plan_does_not_start_across_a_wall_from_the_base() -> None:
     """A corridor 0.5 m wide (x 4.5-5.0 m), unknown floor behind its right wall: at the safer
-    clearance (0.25 m) no cell in it is traversable, and the nearest one that is lies behind a
-    wall. A plan from there sent the base into the wall at every re-plan (val 33: 535 bumps at one
+    clearance (0.25 m) no cell in it is traversable, and the nearest one that is lies behind one
+    of its walls. A plan from there sent the base into the wall at every re-plan (val 33: 535 bumps at one
     pose); the plan runs along the corridor at the clearance the base has in it."""
     states = np.full(SPEC.shape, FREE, dtype=np.int8)
     states[:, 101:] = UNKNOWN

@@ -118,6 +118,16 @@ def base(ros_node: Node):  # type: ignore[no-untyped-def]
     double.stop()
 
 
+def _send_pose(client: ActionClient, x: float, y: float) -> Any:
+    """A navigate goal to (x, y) [m] in ``map``, accepted: its handle."""
+    goal = NavigateTo.Goal()
+    goal.pose.header.frame_id = "map"
+    goal.pose.pose.position.x, goal.pose.pose.position.y = x, y
+    handle = client.send_goal_with_resend(goal, timeout_s=10.0)
+    assert handle is not None and handle.accepted
+    return handle
+
+
 def test_map_frontiers_and_distances(start_node: Any, ros_node: Node, base: KinematicBaseDouble) -> None:
     start_node("frontier_planner", *GRID)
     maps: list[OccupancyGrid] = []
@@ -158,12 +168,7 @@ def test_navigate_to_a_pose_and_refuse_bad_goals(
     time.sleep(2.0)  # a few depth frames: the space ahead becomes known
 
     def send(x: float, y: float) -> Any:
-        goal = NavigateTo.Goal()
-        goal.pose.header.frame_id = "map"
-        goal.pose.pose.position.x, goal.pose.pose.position.y = x, y
-        handle = client.send_goal_with_resend(goal, timeout_s=10.0)
-        assert handle is not None and handle.accepted
-        return wait_future(handle.get_result_async(), 90.0)
+        return wait_future(_send_pose(client, x, y).get_result_async(), 90.0)
 
     outside = send(40.0, 2.0)
     assert (
@@ -184,11 +189,7 @@ def test_a_base_blocked_by_what_the_camera_misses_marks_it_and_drives_around(
         client = ActionClient(ros_node, NavigateTo, "navigate")
         assert client.wait_for_server(timeout_sec=20)
         time.sleep(2.0)  # a few depth frames: the space ahead becomes known
-        goal = NavigateTo.Goal()
-        goal.pose.header.frame_id = "map"
-        goal.pose.pose.position.x, goal.pose.pose.position.y = 4.5, 2.0  # straight through the pillar
-        handle = client.send_goal_with_resend(goal, timeout_s=10.0)
-        assert handle is not None and handle.accepted
+        handle = _send_pose(client, 4.5, 2.0)  # straight through the pillar
         result = wait_future(handle.get_result_async(), 120.0)
         assert result is not None
         assert result.result.error_code == NavigateTo.Result.NONE, result.result.error_msg
@@ -333,19 +334,12 @@ def test_a_drive_whose_sender_dies_is_aborted_and_the_next_goal_is_driven(
 
     try:
         start_sender()
+        frontiers: list[FrontierArray] = []
+        ros_node.create_subscription(FrontierArray, "frontiers", frontiers.append, 10)
         client = ActionClient(ros_node, NavigateTo, "navigate")
         assert client.wait_for_server(timeout_sec=20)
-        time.sleep(2.0)  # a few depth frames: the space ahead becomes known
-
-        def goal_to(x: float, y: float) -> Any:
-            goal = NavigateTo.Goal()
-            goal.pose.header.frame_id = "map"
-            goal.pose.pose.position.x, goal.pose.pose.position.y = x, y
-            handle = client.send_goal_with_resend(goal, timeout_s=10.0)
-            assert handle is not None and handle.accepted
-            return handle
-
-        far = goal_to(4.5, 2.5)
+        assert wait_for(lambda: bool(frontiers and frontiers[-1].frontiers), timeout=30), "no map from depth"
+        far = _send_pose(client, 4.5, 2.5)
         assert wait_for(lambda: math.hypot(base.pose[0] - 1.0, base.pose[1] - 2.0) > 0.2, timeout=30)
         senders[0].kill()
         ended = wait_future(far.get_result_async(), 30.0)
@@ -353,7 +347,7 @@ def test_a_drive_whose_sender_dies_is_aborted_and_the_next_goal_is_driven(
         assert "which sent the goal, died" in ended.result.error_msg
         assert "Traceback" not in planner.output_so_far(), planner.output_so_far()[-2000:]
         start_sender()  # a restarted executor
-        next_one = wait_future(goal_to(4.5, 2.5).get_result_async(), 90.0)
+        next_one = wait_future(_send_pose(client, 4.5, 2.5).get_result_async(), 90.0)
         assert next_one is not None and next_one.result.error_code == NavigateTo.Result.NONE, next_one
     finally:
         for sender in senders:

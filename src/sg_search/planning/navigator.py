@@ -42,9 +42,11 @@ from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import OCCUPIED
 from sg_search.planning.follower import Command, FollowerParams, FollowStatus, PathFollower
 from sg_search.planning.geodesic import (
+    Cell,
     DistanceField,
     PlannerParams,
     PlanningError,
+    line_is_free,
     snap_to_free,
     traversable,
 )
@@ -268,16 +270,16 @@ class Navigator:
         assert error is not None
         raise error
 
-    def _require_joined(
-        self, states: NDArray[np.int8], start: tuple[float, float], cell: tuple[int, int]
-    ) -> None:
+    def _require_joined(self, states: NDArray[np.int8], start: tuple[float, float], cell: Cell) -> None:
         """PlanningError unless the straight line from ``start`` [m] to the centre of ``cell``
         crosses no occupied cell (the base's own cell aside)."""
-        a, b = np.asarray(start, dtype=float), self.spec.to_metres(np.array([cell]))[0]
-        count = max(2, int(np.ceil(math.dist(a, b) / (self.spec.resolution * 0.5))) + 1)
-        line = self.spec.to_cells(a + (b - a) * np.linspace(0.0, 1.0, count)[:, None])
-        line = line[np.any(line != line[0], axis=1)]  # the base's own cell aside
-        if np.any(states[line[:, 0], line[:, 1]] == OCCUPIED):
+        own = self.spec.to_cells(np.array([start]))[0]
+        if cell == (own[0], own[1]):
+            return
+        open_floor = states != OCCUPIED
+        open_floor[own[0], own[1]] = True
+        end = self.spec.to_metres(np.array([cell]))[0]
+        if not line_is_free(open_floor, self.spec, np.asarray(start, dtype=float), end):
             raise PlanningError(f"start {start} is placed across an obstacle at this clearance")
 
     def _replan(

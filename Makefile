@@ -23,7 +23,7 @@ imports: setup
 	$(BIN)/lint-imports --no-cache
 
 unit: setup
-	$(BIN)/python -m pytest -n 2 --dist loadgroup
+	$(BIN)/python -m pytest -n 2 --dist loadgroup --durations=15
 
 test: lint typecheck imports unit
 

@@ -107,7 +107,7 @@ def _follow_search(client: SearchClient, query: str, reasoner: str, max_steps: i
     if client.status() == TaskResult.SUCCEEDED:
         p = result.pose.pose.position
         print(
-            f"[search] FOUND {result.category} ({result.object_id}) in {result.room_id or '?'} at "
+            f"[search] FOUND {result.category} ({result.object_id}) in {result.room_id or 'no room yet'} at "
             f"({p.x:.2f}, {p.y:.2f}, {p.z:.2f}) m [map], {result.steps} steps, {result.path_length:.1f} m"
         )
         print(f"[search] {result.explanation}")

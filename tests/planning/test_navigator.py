@@ -18,6 +18,7 @@ from sg_search.planning.discrete import DiscreteBase, DiscreteParams
 from sg_search.planning.follower import Command, FollowerParams, FollowStatus
 from sg_search.planning.geodesic import PlannerParams
 from sg_search.planning.navigator import NavError, Navigator, NavigatorParams
+from sg_search.planning.stall import disc_points
 
 SPEC = GridSpec(resolution=0.05, width=200, height=200, origin_x=0.0, origin_y=0.0)  # 10 m x 10 m
 PARAMS = NavigatorParams(planners=(PlannerParams(robot_radius=0.25), PlannerParams(robot_radius=0.2)))
@@ -217,20 +218,33 @@ def test_the_way_is_measured_at_the_safest_clearance_that_reaches_the_goal() -> 
     assert math.isinf(navigator.way(start, (30.0, 4.2)))  # off the map
 
 
-def test_an_obstacle_shuts_the_base_in_only_where_it_closes_the_only_way_out() -> None:
+def test_an_obstacle_parts_the_base_only_where_it_would_keep_less_floor_than_it_loses() -> None:
     """A dead-end corridor 0.6 m wide (x 4.7-5.3 m, open at y = 3 m): an obstacle on its middle
-    ahead of the base leaves it 0.16 m^2 of floor; one in the open room, or one in a corridor
-    already closed by the map, changes nothing that counts."""
+    ahead of the base leaves it 0.16 m^2 and cuts it off from the room; one in the open room, or
+    one in a corridor already closed by the map, parts it from nothing that counts. A wall with
+    a doorway 0.9 m wide between a room of 3 m x 10 m and one of 7 m x 10 m: an obstacle in the
+    doorway cuts the base in the smaller room off from the larger (test 13, session 83: a disc
+    marked in a doorway left the base 10.8 of 532 m^2), not the base in the larger one."""
     states = np.full(SPEC.shape, FREE, dtype=np.int8)
     states[:, [0, -1]] = OCCUPIED
     states[[0, -1], :] = OCCUPIED
     states[:60, [94, 106]] = OCCUPIED  # the corridor's walls, up to y = 3 m
     navigator = Navigator(SPEC, lambda: states, PARAMS)
-    assert navigator.shut_in_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=1.0)
-    assert not navigator.shut_in_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=0.1)  # 0.16 m^2 is enough
-    assert not navigator.shut_in_by((2.0, 6.0), np.array([(2.25, 6.0)]), min_area_m2=1.0)
+    assert navigator.parted_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=1.0)
+    assert navigator.parted_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=0.1)  # it loses the room
+    assert not navigator.parted_by((2.0, 6.0), np.array([(2.25, 6.0)]), min_area_m2=1.0)
     states[40, 94:107] = OCCUPIED  # the map closes the corridor at y = 2 m: the base is shut in already
-    assert not navigator.shut_in_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=1.0)
+    assert not navigator.parted_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=1.0)
+
+    rooms = np.full(SPEC.shape, FREE, dtype=np.int8)
+    rooms[:, [0, -1]] = OCCUPIED
+    rooms[[0, -1], :] = OCCUPIED
+    rooms[:, 60] = OCCUPIED  # a wall at x = 3 m ...
+    rooms[100:118, 60] = FREE  # ... with a doorway 0.9 m wide at y = 5.0-5.9 m
+    navigator = Navigator(SPEC, lambda: rooms, PARAMS)
+    doorway = disc_points((3.0, 5.45), 0.1, 0.05)
+    assert navigator.parted_by((2.55, 5.45), doorway, min_area_m2=1.0)
+    assert not navigator.parted_by((3.45, 5.45), doorway, min_area_m2=1.0)
 
 
 def _corridor(ledge: bool) -> np.ndarray:

@@ -8,8 +8,25 @@ import math
 import numpy as np
 import pytest
 
+from sg_search.mapping.grid import GridSpec
+from sg_search.mapping.occupancy import FREE, OCCUPIED
 from sg_search.planning.config import FrontierPlannerConfig
+from sg_search.planning.navigator import Navigator
 from sg_search.planning.stall import StallDetector, disc_points, point_ahead
+
+SPEC = GridSpec(resolution=0.05, width=200, height=200, origin_x=0.0, origin_y=0.0)  # 10 m x 10 m
+
+
+def _navigator(config: FrontierPlannerConfig, doorway_m: float | None = None) -> Navigator:
+    """Open floor 10 m x 10 m walled round; ``doorway_m``: a wall at x = 3 m with a doorway this
+    wide from y = 5 m, between a room of 3 m x 10 m and one of 7 m x 10 m."""
+    states = np.full(SPEC.shape, FREE, dtype=np.int8)
+    states[:, [0, -1]] = OCCUPIED
+    states[[0, -1], :] = OCCUPIED
+    if doorway_m is not None:
+        states[:, 60] = OCCUPIED
+        states[100 : 100 + round(doorway_m / 0.05), 60] = FREE
+    return Navigator(SPEC, lambda: states, config.navigator())
 
 
 def _push(
@@ -52,13 +69,31 @@ def test_a_bump_marks_a_disc_beyond_the_front_that_covers_a_post_met_head_on() -
     config = FrontierPlannerConfig(robot_radius=0.2, resolution=0.05, bump_size_m=0.1)
     pose = (2.9, 2.0, 0.0)
     post = np.array([3.2, 2.0])
-    marks = config.bump_marks(pose)
+    marks = config.bump_marks(pose, _navigator(config))
     from_base = np.hypot(*(marks - np.array(pose[:2])).T)
     assert from_base.min() == pytest.approx(0.25) and from_base.max() == pytest.approx(0.45)
     far_side = post + 0.1 * np.array([[0.0, 1.0], [0.0, -1.0], [1.0, 0.0]])  # the post's outline
     assert all(np.min(np.hypot(*(marks - point).T)) <= 0.05 for point in far_side)
-    one_cell = FrontierPlannerConfig(robot_radius=0.2, resolution=0.05, bump_size_m=0.0).bump_marks(pose)
-    assert np.allclose(one_cell, [point_ahead(pose, 0.25)])
+    one_cell = FrontierPlannerConfig(robot_radius=0.2, resolution=0.05, bump_size_m=0.0)
+    assert np.allclose(one_cell.bump_marks(pose, _navigator(one_cell)), [point_ahead(pose, 0.25)])
+
+
+@pytest.mark.parametrize(("doorway_m", "marked"), [(0.6, 0), (0.9, 1), (1.0, 1), (1.2, 13)])
+def test_a_bump_in_a_doorway_never_leaves_the_base_in_the_smaller_room(doorway_m: float, marked: int) -> None:
+    """Test 13 (session 83): a disc marked in a doorway left the base 10.8 of the 532 m^2 it could
+    reach, and the search ended "nothing reachable". Facing the doorway from the smaller room the
+    marks shrink to the one cell ahead, or to none where that would close it too; a doorway wide
+    enough keeps the disc. From the larger room the disc may close off the smaller one (val 19:
+    a pocket of 6.4 m^2 behind what the base ran into, beside the 153 m^2 it kept)."""
+    config = FrontierPlannerConfig(robot_radius=0.2, resolution=0.05, bump_size_m=0.1)
+    navigator = _navigator(config, doorway_m)
+    y = 5.0 + doorway_m / 2
+    from_the_small_room = (2.65, y, 0.0)
+    marks = config.bump_marks(from_the_small_room, navigator)
+    assert len(marks) == marked
+    assert not navigator.parted_by(from_the_small_room[:2], marks, config.bump_shut_in_m2)
+    assert len(config.bump_marks((3.35, y, math.pi), navigator)) == 13  # from the large room
+    assert len(config.bump_marks((6.0, 5.0, 0.0), navigator)) == 13  # in the open
 
 
 def test_disc_points_are_the_lattice_points_within_the_radius() -> None:

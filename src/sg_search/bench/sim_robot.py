@@ -106,11 +106,11 @@ class SimRobot:
         return moved
 
     def _bump(self, pose: Pose2D) -> None:
-        """The bumper: what a base blocked outright ran into is marked occupied (``bump_marks``),
-        unless that would shut the base in (``bump_shut_in_m2``; the frontier planner node's
-        stall alike)."""
-        marks = self.planner.bump_marks(pose)
-        if not self.navigator.shut_in_by(pose[:2], marks, self.planner.bump_shut_in_m2):
+        """The bumper: what a base blocked outright ran into is marked occupied (``bump_marks``:
+        less, or nothing, where that would cut the base off from floor it can reach; the frontier
+        planner node's stall alike)."""
+        marks = self.planner.bump_marks(pose, self.navigator)
+        if len(marks):
             self.map.mark_occupied(marks)
 
     def observe(self) -> None:

@@ -12,7 +12,7 @@ from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import OccupancyParams
 from sg_search.planning.follower import FollowerParams
 from sg_search.planning.geodesic import PlannerParams
-from sg_search.planning.navigator import NavigatorParams
+from sg_search.planning.navigator import Navigator, NavigatorParams
 from sg_search.planning.stall import disc_points, point_ahead
 from sg_search.planning.viewpoints import ViewpointParams
 
@@ -128,12 +128,20 @@ class FrontierPlannerConfig:
             path_cost=self.viewpoint_path_cost,
         )
 
-    def bump_marks(self, pose: Pose2D) -> NDArray[np.float64]:
+    def bump_marks(self, pose: Pose2D, navigator: Navigator) -> NDArray[np.float64]:
         """(N, 2) points [m, ``map``] a base at ``pose`` blocked outright marks occupied (the
         in-process robot's bumper and the node's stall): the cells of a disc of ``bump_size_m``
-        whose near edge is the first cell beyond the base's radius, straight ahead."""
-        ahead = point_ahead(pose, self.robot_radius + self.resolution + self.bump_size_m)
-        return disc_points(ahead, self.bump_size_m, self.resolution)
+        whose near edge is the first cell beyond the base's radius, straight ahead; where those
+        would leave the base less floor than they cut it off from, or shut it in
+        (``Navigator.parted_by``, ``bump_shut_in_m2``: a bump in a doorway, or at a dead end's
+        only way out), the one cell ahead; where that would too, none (the follower backs off
+        and re-plans)."""
+        for size in dict.fromkeys((self.bump_size_m, 0.0)):
+            ahead = point_ahead(pose, self.robot_radius + self.resolution + size)
+            marks = disc_points(ahead, size, self.resolution)
+            if not navigator.parted_by(pose[:2], marks, self.bump_shut_in_m2):
+                return marks
+        return np.zeros((0, 2))
 
     @property
     def reach_m(self) -> float:

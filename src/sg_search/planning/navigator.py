@@ -162,14 +162,15 @@ class Navigator:
         cell = self.spec.to_cells(np.array([xy]))
         return bool(self.spec.inside(cell)[0] and free[cell[0, 0], cell[0, 1]])
 
-    def shut_in_by(
+    def parted_by(
         self, start: tuple[float, float], obstacles: NDArray[np.float64], min_area_m2: float
     ) -> bool:
         """True if obstacles in the cells under the (N, 2) points ``obstacles`` [m] would leave the
-        base at ``start`` less than ``min_area_m2`` [m^2] of floor to drive on at the least
-        clearance (the traversable region it is placed in), where without them the base has at
-        least that much: a bump in the only way out of a dead end, met off-centre at a corner of
-        the way."""
+        base at ``start`` less floor to drive on at the least clearance (the traversable region
+        it is placed in) than they cut it off from, or less than ``min_area_m2`` [m^2] where it
+        has at least that much now: a bump in a doorway between the base and the rest of the
+        house, or in the only way out of a dead end, met off-centre at a corner of the way. A
+        pocket they close off beside a larger region the base keeps does not count."""
         states = self.states()
         cells = self.spec.to_cells(np.asarray(obstacles, dtype=float).reshape(-1, 2))
         cells = cells[self.spec.inside(cells)]
@@ -177,7 +178,8 @@ class Navigator:
             return False
         blocked = states.copy()
         blocked[cells[:, 0], cells[:, 1]] = OCCUPIED
-        return self._area(blocked, start) < min_area_m2 <= self._area(states, start)
+        before, after = self._area(states, start), self._area(blocked, start)
+        return after < before - after or after < min_area_m2 <= before
 
     def _area(self, states: NDArray[np.int8], start: tuple[float, float]) -> float:
         """The floor [m^2] of the region the base at ``start`` is placed in, at the least clearance."""

@@ -461,15 +461,16 @@ class FrontierPlanner(Node):
 
     def _on_blocked(self, pose: Pose2D) -> None:
         """The base pushed forward without moving: what it ran into is occupied (``bump_marks``:
-        what the in-process robot's bumper marks), so the next plan goes around it; unless that
-        would shut the base in (``bump_shut_in_m2``): then the follower backs off and re-plans."""
-        marks = self.config.bump_marks(pose)
-        x, y = marks.mean(axis=0)
-        where = f"blocked at ({pose[0]:.2f}, {pose[1]:.2f}): {len(marks)} cell(s) about ({x:.2f}, {y:.2f})"
-        if self.navigator.shut_in_by(pose[:2], marks, self.config.bump_shut_in_m2):
-            self.get_logger().warning(f"{where} not marked: it would shut the base in")
+        what the in-process robot's bumper marks), so the next plan goes around it; nothing where
+        any mark would cut the base off from floor it can reach (``bump_shut_in_m2``): then the
+        follower backs off and re-plans."""
+        marks = self.config.bump_marks(pose, self.navigator)
+        where = f"blocked at ({pose[0]:.2f}, {pose[1]:.2f})"
+        if not len(marks):
+            self.get_logger().warning(f"{where}, not marked: it would cut the base off from the floor beyond")
             return
-        self.get_logger().warning(f"{where} marked occupied")
+        x, y = marks.mean(axis=0)
+        self.get_logger().warning(f"{where}: {len(marks)} cell(s) about ({x:.2f}, {y:.2f}) marked occupied")
         with self._lock:
             self.map.mark_occupied(marks)
 

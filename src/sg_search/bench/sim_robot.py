@@ -107,8 +107,8 @@ class SimRobot:
 
     def _bump(self, pose: Pose2D) -> None:
         """The bumper: what a base blocked outright ran into is marked occupied (``bump_marks``:
-        less, or nothing, where that would cut the base off from floor it can reach; the frontier
-        planner node's stall alike)."""
+        less, or nothing, where the marks would leave the base less floor than they cut it off
+        from; the frontier planner node's stall alike)."""
         marks = self.planner.bump_marks(pose, self.navigator)
         if len(marks):
             self.map.mark_occupied(marks)

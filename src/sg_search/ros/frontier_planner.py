@@ -461,9 +461,9 @@ class FrontierPlanner(Node):
 
     def _on_blocked(self, pose: Pose2D) -> None:
         """The base pushed forward without moving: what it ran into is occupied (``bump_marks``:
-        what the in-process robot's bumper marks), so the next plan goes around it; nothing where
-        any mark would cut the base off from floor it can reach (``bump_shut_in_m2``): then the
-        follower backs off and re-plans."""
+        what the in-process robot's bumper marks), so the next plan goes around it; less, or
+        nothing, where the marks would leave the base less floor than they cut it off from
+        (``bump_shut_in_m2``): then the follower backs off and re-plans."""
         marks = self.config.bump_marks(pose, self.navigator)
         where = f"blocked at ({pose[0]:.2f}, {pose[1]:.2f})"
         if not len(marks):

@@ -109,9 +109,7 @@ class SimRobot:
         """The bumper: what a base blocked outright ran into is marked occupied (``bump_marks``:
         less, or nothing, where the marks would leave the base less floor than they cut it off
         from; the frontier planner node's stall alike)."""
-        marks = self.planner.bump_marks(pose, self.navigator)
-        if len(marks):
-            self.map.mark_occupied(marks)
+        self.map.mark_occupied(self.planner.bump_marks(pose, self.navigator))
 
     def observe(self) -> None:
         """Render and map one frame (and hand it to ``on_frame``)."""

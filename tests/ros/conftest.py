@@ -13,7 +13,7 @@ rclpy = pytest.importorskip("rclpy", reason="pip-only ROS 2 not installed (run s
 from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.node import Node  # noqa: E402
 
-from sg_search.ros.processes import NodeProcess  # noqa: E402
+from sg_search.ros.processes import NodeProcess, remove_dead_shm_segments  # noqa: E402
 
 NODES = pytest.StashKey[list[NodeProcess]]()
 LOG_TAIL = 4000  # characters of each node's output shown with a failed test
@@ -30,6 +30,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.sections.append(
                 (f"node {proc.name} (pid {proc.process.pid})", proc.output_so_far()[-LOG_TAIL:])
             )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _dead_segments_removed() -> Iterator[None]:
+    """The nodes these tests SIGKILL (and any left by an earlier run) leave their Fast DDS
+    segments in /dev/shm, about 4 MB of RAM each: removed before and after the session."""
+    remove_dead_shm_segments()
+    yield
+    remove_dead_shm_segments()
 
 
 @pytest.fixture

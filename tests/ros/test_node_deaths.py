@@ -25,16 +25,13 @@ from test_search_robustness import SIM, STARTUP_S, _start_stack, stack_args, wai
 from test_stack_over_dds import call
 
 from sg_search.ros.liveliness import AliveWatch
-from sg_search.ros.processes import NodeProcess
+from sg_search.ros.processes import REAP_S, NodeProcess
 from sg_search.ros.search_client import SearchClient, TaskResult
 from sg_search.scene_graph.serialization import load_snapshot
 from sg_search.search import SearchError
 
 pytestmark = [pytest.mark.ros, pytest.mark.xdist_group("robot")]  # see pyproject.toml
 STOP_S = 2.0  # the base is at rest this soon after a node dies
-# A SIGKILLed process is gone once the kernel has torn it down; the simulator's (a GL context,
-# ~1 GB mapped, a dozen threads) took over 2 s on 2 busy cores. A bound, not a sleep.
-REAP_S = 30.0
 # what stops the base after a sensing node dies, and the base itself
 CHAIN = ("reasoner", "affordance_executor", "frontier_planner", "sim_bridge")
 

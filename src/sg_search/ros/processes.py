@@ -1,9 +1,13 @@
-"""Node executables in their own processes (what the tests and the soak benchmark start), and
-what the operating system says about a process (memory, threads, file descriptors)."""
+"""Node executables in their own processes (what the tests and the soak benchmark start), what
+the operating system says about a process (memory, threads, file descriptors), and the shared
+memory a killed node leaves behind."""
 
 from __future__ import annotations
 
+import fcntl
 import os
+import re
+import signal
 import stat
 import subprocess
 import sys
@@ -49,19 +53,28 @@ class NodeProcess:
 
     def stop(self) -> str:
         """SIGINT, then SIGKILL after 10 s; returns everything the node printed, and says so
-        when it had to be killed (what it writes on shutdown, a recording's end, is then lost)."""
+        when it had to be killed (what it writes on shutdown, a recording's end, is then lost).
+        Before the SIGKILL a SIGUSR1 asks for every thread's stack (``runner.spin_nodes``
+        registers it), so the output says where a node that would not stop was."""
         killed = False
         if self.process.poll() is None:
-            self.process.send_signal(2)
+            self.process.send_signal(signal.SIGINT)
             try:
                 self.process.wait(timeout=10)
             except subprocess.TimeoutExpired:
+                self.process.send_signal(signal.SIGUSR1)
+                time.sleep(STACKS_WAIT_S)
                 self.process.kill()
+                self.process.wait(timeout=REAP_S)
                 killed = True
         self._reader.join(timeout=5)
         return self.output_so_far() + ("[killed: no exit within 10 s of SIGINT]\n" if killed else "")
 
 
+STACKS_WAIT_S = 1.0  # [s] for a hung node to print its stacks before it is killed
+# [s] for the kernel to tear a SIGKILLed node down: the simulator's (a GL context, ~1 GB mapped,
+# a dozen threads) took over 2 s on 2 busy cores. A bound, not a sleep.
+REAP_S = 30.0
 HELD_FOR_S = 0.25  # [s] a descriptor is held when it is open in two readings this far apart
 
 
@@ -105,3 +118,47 @@ def _open_files(pid: int) -> dict[str, str]:
         except OSError:
             continue
     return out
+
+
+SHM_DIR = Path("/dev/shm")
+_SEGMENT = re.compile(r"fastdds_[0-9a-f]{16}")  # a participant's segment; ports are fastdds_port<N>
+SEGMENT_MIN_AGE_S = 30.0
+
+
+def remove_dead_shm_segments(directory: Path = SHM_DIR, min_age_s: float = SEGMENT_MIN_AGE_S) -> list[str]:
+    """Remove the Fast DDS shared-memory segments of participants that are gone; the names removed.
+
+    Each participant writes into a segment ``fastdds_<16 hex>`` (about 4 MB of RAM in tmpfs
+    with the shipped profile) and holds an exclusive ``flock`` on ``<segment>_el`` while it
+    lives. It removes both on a clean exit; a SIGKILLed node leaves them for good. A pair whose
+    lock anybody may take has no owner, and goes. A lock file younger than ``min_age_s`` [s] is
+    left: a participant being created makes it before it takes the lock. Ports
+    (``fastdds_port<N>``) are left to Fast DDS, which checks and reuses them.
+    """
+    removed = []
+    now = time.time()
+    for lock_file in sorted(directory.glob("fastdds_*_el")):
+        segment = lock_file.with_name(lock_file.name[: -len("_el")])
+        if not _SEGMENT.fullmatch(segment.name):
+            continue
+        try:
+            if now - lock_file.stat().st_mtime < min_age_s or not _lock_is_free(lock_file):
+                continue
+            segment.unlink(missing_ok=True)
+            lock_file.unlink()
+        except OSError:  # removed meanwhile, or another user's
+            continue
+        removed.append(segment.name)
+    return removed
+
+
+def _lock_is_free(path: Path) -> bool:
+    """Whether an exclusive flock on ``path`` can be taken now (it is released at once)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)  # closing releases a lock taken
+    return True

@@ -16,6 +16,7 @@ import pytest
 from conftest import wait_for
 from rclpy.node import Node
 
+from sg_search.cli import main
 from sg_search.ros import processes
 from sg_search.ros.processes import SHM_DIR, remove_dead_shm_segments
 
@@ -114,3 +115,13 @@ def test_a_node_that_will_not_stop_is_killed_with_its_stacks_printed(
     output = node.stop()
     assert node.process.returncode == -signal.SIGKILL
     assert "in waiting_for_ever" in output and output.endswith("[killed: no exit within 10 s of SIGINT]\n")
+
+
+def test_shm_clean_names_what_it_removed(capsys: pytest.CaptureFixture[str]) -> None:
+    name = f"fastdds_{os.getpid():016x}"  # a dead participant's pair, made up (no process owns it)
+    for path in (SHM_DIR / name, SHM_DIR / f"{name}_el"):
+        path.write_bytes(b"")
+        os.utime(path, (time.time() - 100.0, time.time() - 100.0))
+    assert main(["shm-clean"]) == 0
+    assert f"\n  {name}" in capsys.readouterr().out
+    assert not (SHM_DIR / name).exists() and not (SHM_DIR / f"{name}_el").exists()

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from sg_search.cli import knowledge as knowledge_commands
 from sg_search.cli import llm as llm_commands
+from sg_search.ros.processes import SEGMENT_MIN_AGE_S, remove_dead_shm_segments
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -161,6 +162,13 @@ def _parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     episodes.add_argument("--seed", type=int, default=0)
 
+    shm = sub.add_parser(
+        "shm-clean", help="remove the Fast DDS shared memory (/dev/shm) of nodes that were killed"
+    )
+    shm.add_argument(
+        "--min-age", type=float, default=SEGMENT_MIN_AGE_S, help="leave segments younger than this [s]"
+    )
+
     knowledge_commands.add_parsers(sub)
     return parser
 
@@ -180,6 +188,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _view(args)
     if args.command == "llm":
         return llm_commands.run_llm(args)
+    if args.command == "shm-clean":
+        removed = remove_dead_shm_segments(min_age_s=args.min_age)
+        print(f"removed {len(removed)} dead segments" + "".join(f"\n  {name}" for name in removed))
+        return 0
     if args.command == "graph" and args.graph_command == "ask":
         return llm_commands.run_ask(args)
     if args.command == "graph" and args.graph_command in ("schema", "draw"):

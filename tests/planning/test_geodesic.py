@@ -4,9 +4,9 @@ import itertools
 
 import numpy as np
 import pytest
+from floor_maps import SPEC, walled_floor
 
-from sg_search.mapping.grid import GridSpec
-from sg_search.mapping.occupancy import FREE, OCCUPIED, UNKNOWN
+from sg_search.mapping.occupancy import OCCUPIED, UNKNOWN
 from sg_search.planning.geodesic import (
     DistanceField,
     PlannerParams,
@@ -17,15 +17,12 @@ from sg_search.planning.geodesic import (
     traversable,
 )
 
-SPEC = GridSpec(resolution=0.05, width=200, height=200, origin_x=0.0, origin_y=0.0)  # 10 m x 10 m
 PARAMS = PlannerParams(robot_radius=0.2)
 
 
 def _wall_map() -> np.ndarray:
     """Free 10 x 10 m square with a wall at x = 5 m from y = 0 to y = 8 m (gap above)."""
-    states = np.full(SPEC.shape, FREE, dtype=np.int8)
-    states[:, [0, -1]] = OCCUPIED
-    states[[0, -1], :] = OCCUPIED
+    states = walled_floor()
     rows = np.arange(0, int(8.0 / 0.05))
     states[rows, 100] = OCCUPIED
     return states

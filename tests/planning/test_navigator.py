@@ -10,9 +10,9 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from floor_maps import SPEC, doorway_floor, walled_floor
 
 from sg_search.geometry import Pose2D
-from sg_search.mapping.grid import GridSpec
 from sg_search.mapping.occupancy import FREE, OCCUPIED, UNKNOWN
 from sg_search.planning.discrete import DiscreteBase, DiscreteParams
 from sg_search.planning.follower import Command, FollowerParams, FollowStatus
@@ -20,15 +20,12 @@ from sg_search.planning.geodesic import PlannerParams
 from sg_search.planning.navigator import NavError, Navigator, NavigatorParams
 from sg_search.planning.stall import disc_points
 
-SPEC = GridSpec(resolution=0.05, width=200, height=200, origin_x=0.0, origin_y=0.0)  # 10 m x 10 m
 PARAMS = NavigatorParams(planners=(PlannerParams(robot_radius=0.25), PlannerParams(robot_radius=0.2)))
 
 
 def _wall_map(gap: bool = True) -> np.ndarray:
     """Free 10 x 10 m square with a wall at x = 5 m from y = 0 up to 8 m (or all the way)."""
-    states = np.full(SPEC.shape, FREE, dtype=np.int8)
-    states[:, [0, -1]] = OCCUPIED
-    states[[0, -1], :] = OCCUPIED
+    states = walled_floor()
     states[: int(8.0 / 0.05) if gap else SPEC.height, 100] = OCCUPIED
     return states
 
@@ -225,9 +222,7 @@ def test_an_obstacle_parts_the_base_only_where_it_would_keep_less_floor_than_it_
     a doorway 0.9 m wide between a room of 3 m x 10 m and one of 7 m x 10 m: an obstacle in the
     doorway cuts the base in the smaller room off from the larger (test 13, session 83: a disc
     marked in a doorway left the base 10.8 of 532 m^2), not the base in the larger one."""
-    states = np.full(SPEC.shape, FREE, dtype=np.int8)
-    states[:, [0, -1]] = OCCUPIED
-    states[[0, -1], :] = OCCUPIED
+    states = walled_floor()
     states[:60, [94, 106]] = OCCUPIED  # the corridor's walls, up to y = 3 m
     navigator = Navigator(SPEC, lambda: states, PARAMS)
     assert navigator.parted_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=1.0)
@@ -236,11 +231,7 @@ def test_an_obstacle_parts_the_base_only_where_it_would_keep_less_floor_than_it_
     states[40, 94:107] = OCCUPIED  # the map closes the corridor at y = 2 m: the base is shut in already
     assert not navigator.parted_by((5.0, 1.0), np.array([(5.0, 1.5)]), min_area_m2=1.0)
 
-    rooms = np.full(SPEC.shape, FREE, dtype=np.int8)
-    rooms[:, [0, -1]] = OCCUPIED
-    rooms[[0, -1], :] = OCCUPIED
-    rooms[:, 60] = OCCUPIED  # a wall at x = 3 m ...
-    rooms[100:118, 60] = FREE  # ... with a doorway 0.9 m wide at y = 5.0-5.9 m
+    rooms = doorway_floor(0.9)  # a wall at x = 3 m, the doorway at y = 5.0-5.9 m
     navigator = Navigator(SPEC, lambda: rooms, PARAMS)
     doorway = disc_points((3.0, 5.45), 0.1, 0.05)
     assert navigator.parted_by((2.55, 5.45), doorway, min_area_m2=1.0)

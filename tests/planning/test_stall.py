@@ -7,25 +7,16 @@ import math
 
 import numpy as np
 import pytest
+from floor_maps import SPEC, doorway_floor, walled_floor
 
-from sg_search.mapping.grid import GridSpec
-from sg_search.mapping.occupancy import FREE, OCCUPIED
 from sg_search.planning.config import FrontierPlannerConfig
 from sg_search.planning.navigator import Navigator
 from sg_search.planning.stall import StallDetector, disc_points, point_ahead
 
-SPEC = GridSpec(resolution=0.05, width=200, height=200, origin_x=0.0, origin_y=0.0)  # 10 m x 10 m
-
 
 def _navigator(config: FrontierPlannerConfig, doorway_m: float | None = None) -> Navigator:
-    """Open floor 10 m x 10 m walled round; ``doorway_m``: a wall at x = 3 m with a doorway this
-    wide from y = 5 m, between a room of 3 m x 10 m and one of 7 m x 10 m."""
-    states = np.full(SPEC.shape, FREE, dtype=np.int8)
-    states[:, [0, -1]] = OCCUPIED
-    states[[0, -1], :] = OCCUPIED
-    if doorway_m is not None:
-        states[:, 60] = OCCUPIED
-        states[100 : 100 + round(doorway_m / 0.05), 60] = FREE
+    """Open floor (``floor_maps.walled_floor``), or two rooms joined by a doorway this wide."""
+    states = walled_floor() if doorway_m is None else doorway_floor(doorway_m)
     return Navigator(SPEC, lambda: states, config.navigator())
 
 

@@ -116,6 +116,16 @@ class Robot:
         assert sent is not None and sent.accepted
         return sent
 
+    def still(self, ticks: int = 10, timeout: float = 10.0) -> bool:
+        """Whether the base stood still over the fake's next ``ticks`` state messages. Counted in
+        the fake's ticks, not wall time: a fake starved of CPU publishes nothing, and two reads of
+        one stale state are no evidence of rest (the next tick then applied the last twist)."""
+        first = len(self.states)
+        if not wait_for(lambda: len(self.states) >= first + ticks, timeout):
+            return False
+        bases = [s["base"] for s in self.states[first - 1 : first + ticks]]
+        return all(math.dist(bases[0][:2], b[:2]) < 1e-3 for b in bases)
+
     def result(self, goal_handle: Any, timeout: float = 90.0) -> Any:
         response = wait_future(goal_handle.get_result_async(), timeout)
         assert response is not None, "no result"
@@ -220,9 +230,7 @@ def test_cancel_estop_timeout_missed_grasp_and_dead_man(start_node: Any, ros_nod
     assert result.error_code == OpenContainer.Result.CANCELED and result.failed_step == "pull"
     assert 0.0 < robot.state["opened"]["drawer_a"] < 0.3
     assert wait_for(lambda: robot.state["held"] == "", timeout=5.0)  # cancel releases the handle
-    pose = robot.state["base"]
-    time.sleep(0.5)
-    assert math.dist(pose[:2], robot.state["base"][:2]) < 1e-3  # and the base stands still
+    assert wait_for(robot.still, 5.0)  # and the base stands still
 
     result = robot.result(robot.open("drawer", (-0.9, 0.0, 0.7), 0.0))  # locked: the pull times out
     assert result.error_code == OpenContainer.Result.TIMEOUT and result.failed_step == "pull", (
@@ -243,19 +251,15 @@ def test_cancel_estop_timeout_missed_grasp_and_dead_man(start_node: Any, ros_nod
         OpenContainer.Goal(category="drawer"), timeout_s=5.0
     ).accepted
 
-    def stopped() -> bool:
-        before = robot.state["base"]
-        time.sleep(0.2)
-        return math.dist(before[:2], robot.state["base"][:2]) < 1e-3
-
     # the stop reaches the double a tick after the result: measure from rest
-    assert wait_for(stopped, 10.0), "the emergency stop did not stop the base"
+    assert wait_for(robot.still, 10.0), "the emergency stop did not stop the base"
     pose = robot.state["base"]
     forward = Twist()
     forward.linear.x = 0.1
     for _ in range(10):  # cmd_vel is blocked while the e-stop holds
         robot.cmd_vel.publish(forward)
         time.sleep(0.05)
+    assert robot.still(ticks=25)  # half a second of the fake's ticks after the last command
     assert math.dist(pose[:2], robot.state["base"][:2]) < 1e-3
 
     robot.estop.publish(Bool(data=False))
@@ -280,7 +284,7 @@ def test_cancel_estop_timeout_missed_grasp_and_dead_man(start_node: Any, ros_nod
 
     # no more commands: the dead-man stops the base (within cmd_vel_timeout_s of the last command
     # the driver processed; on a loaded machine that can be later than the test sent it)
-    assert wait_for(stopped, 10.0), "the dead-man never stopped the base"
+    assert wait_for(robot.still, 10.0), "the dead-man never stopped the base"
 
 
 def test_a_joint_command_waits_for_its_controller_to_be_matched(ros_node: Node) -> None:

@@ -311,3 +311,27 @@ def test_a_joint_command_waits_for_its_controller_to_be_matched(ros_node: Node) 
     finally:
         driver.destroy_node()
         rclpy.shutdown(context=context)
+
+
+def test_a_base_command_computed_before_the_emergency_stop_is_sent_as_a_stop(ros_node: Node) -> None:
+    """A skill computes its twist, the emergency stop arrives, the skill sends the twist: the
+    base gets a stop, not the twist (the skill only sees the stop at its next check)."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    driver = HsrDriver(context=context)
+    try:
+        received: list[Twist] = []
+        ros_node.create_subscription(Twist, "base_cmd_vel", received.append, 10)
+        assert wait_for(lambda: driver._base.get_subscription_count() > 0, timeout=10.0)
+        driver.command_base(0.2, 0.1, 0.5)
+        assert wait_for(lambda: len(received) == 1, timeout=10.0)
+        driver._on_estop(Bool(data=True))  # publishes a stop itself
+        assert wait_for(lambda: len(received) == 2, timeout=10.0)  # cmd_vel keeps only the newest
+        driver.command_base(0.2, 0.1, 0.5)
+        assert wait_for(lambda: len(received) == 3, timeout=10.0)
+        assert [(t.linear.x, t.linear.y, t.angular.z) for t in received] == [
+            (0.2, 0.1, 0.5), (0.0, 0.0, 0.0), (0.0, 0.0, 0.0)
+        ]  # fmt: skip
+    finally:
+        driver.destroy_node()
+        rclpy.shutdown(context=context)

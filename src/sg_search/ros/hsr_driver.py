@@ -166,9 +166,11 @@ class HsrDriver(Node):
         return self._joints_stamp
 
     def command_base(self, vx: float, vy: float, wz: float) -> None:
-        """Omni-base velocity in the base frame."""
+        """Omni-base velocity in the base frame; zero while the emergency stop holds (a skill
+        that computed its command before the stop arrived does not send it after)."""
         twist = Twist()
-        twist.linear.x, twist.linear.y, twist.angular.z = vx, vy, wz
+        if not self.estop:
+            twist.linear.x, twist.linear.y, twist.angular.z = vx, vy, wz
         self._base.publish(twist)
 
     def command_joints(self, names: tuple[str, ...], positions: tuple[float, ...], seconds: float) -> None:

@@ -144,7 +144,7 @@ def test_an_object_seen_in_an_opened_fridge_is_reached_where_the_base_stands() -
 def test_a_bump_in_the_only_way_out_of_a_dead_end_does_not_shut_the_base_in() -> None:
     """Between Beechwood_0_int's kitchen sink and the counter along the wall: a 0.6 m pocket whose
     only way out passes the oven's corner. Met off-centre, the corner blocks the base; the cell
-    ahead, marked occupied, would close the way out for bump_memory_frames (train episode 33:
+    ahead, marked occupied, would close the way out for bump_memory_s (train episode 33:
     the search ended with nothing reachable). The bump is not marked; the way out stays."""
     episode = Episode("Beechwood_0_int", 0, "train", "typical", "bowl", "bowl.n.01", "inside", "fridge",
                       "kitchen_0/fridge_0", "kitchen", "kitchen_0", "bathroom_0", "")  # fmt: skip

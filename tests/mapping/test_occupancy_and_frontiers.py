@@ -27,20 +27,38 @@ def test_one_view_marks_wall_free_space_and_leaves_the_back_unknown(box_room_vie
     assert _state_at(states, 5.0, 2.0) == FREE
 
 
-def test_a_bumped_cell_the_camera_sees_through_stays_occupied_for_contact_frames(box_room_view) -> None:  # type: ignore[no-untyped-def]
-    """A glass pillar at (3.5, 2.0): the camera sees the floor and the far wall through it."""
+def test_a_bumped_cell_the_camera_sees_through_stays_occupied_for_contact_s(box_room_view) -> None:  # type: ignore[no-untyped-def]
+    """Counted in the frames' stamps, whatever the camera's rate: 20 s are 20 frames a second
+    apart or 200 a tenth apart; a frame without a stamp does not age the contact."""
     depth, pose = box_room_view
-    grid = OccupancyMap(SPEC, OccupancyParams(contact_frames=20))
-    grid.integrate_depth(depth, INTRINSICS, pose)
+    for period_s in (1.0, 0.1):
+        grid = OccupancyMap(SPEC, OccupancyParams(contact_s=20.0))
+        grid.integrate_depth(depth, INTRINSICS, pose, 100.0)
+        grid.mark_occupied(np.array([[3.5, 2.0]]))
+        grid.integrate_depth(depth, INTRINSICS, pose)  # no stamp
+        frames = round(20.0 / period_s)
+        for k in range(1, frames):
+            grid.integrate_depth(depth, INTRINSICS, pose, 100.0 + k * period_s)
+            assert _state_at(grid.states(), 3.5, 2.0) == OCCUPIED, (period_s, k)
+        assert (
+            grid.log_odds[tuple(SPEC.to_cells(np.array([[3.5, 2.0]]))[0])] < 0
+        )  # the camera's evidence alone: free
+        grid.integrate_depth(depth, INTRINSICS, pose, 100.0 + frames * period_s + 1e-6)
+        assert _state_at(grid.states(), 3.5, 2.0) == FREE and not grid.contacts  # then the camera rules
+
+
+def test_a_stamp_older_than_the_newest_restarts_a_contacts_lifetime(box_room_view) -> None:  # type: ignore[no-untyped-def]
+    """Time went back (a simulator restarted at 0): the contact lasts ``contact_s`` from the
+    older stamp, not until the clock is back where it was."""
+    depth, pose = box_room_view
+    grid = OccupancyMap(SPEC, OccupancyParams(contact_s=20.0))
+    grid.integrate_depth(depth, INTRINSICS, pose, 1000.0)
     grid.mark_occupied(np.array([[3.5, 2.0]]))
-    for _ in range(19):
-        grid.integrate_depth(depth, INTRINSICS, pose)
+    for stamp_s in range(20):  # the camera sees through it all along
+        grid.integrate_depth(depth, INTRINSICS, pose, float(stamp_s))
         assert _state_at(grid.states(), 3.5, 2.0) == OCCUPIED
-    assert (
-        grid.log_odds[tuple(SPEC.to_cells(np.array([[3.5, 2.0]]))[0])] < 0
-    )  # the camera's evidence alone: free
-    grid.integrate_depth(depth, INTRINSICS, pose)
-    assert _state_at(grid.states(), 3.5, 2.0) == FREE and not grid.contacts  # then the camera rules
+    grid.integrate_depth(depth, INTRINSICS, pose, 20.0)
+    assert _state_at(grid.states(), 3.5, 2.0) == FREE
 
 
 def test_empty_or_invalid_depth_changes_nothing(box_room_view) -> None:  # type: ignore[no-untyped-def]

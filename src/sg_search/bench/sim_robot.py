@@ -6,7 +6,9 @@ are the frontier planner node's, with its parameters (``frontier_planner`` in
 config/sg_search.yaml); :class:`~sg_search.planning.discrete.DiscreteBase` quantises the
 navigator's velocity commands into forward 0.25 m / turn 30 degree actions, one rendered
 frame each; a forward move slides along a wall it grazes (as Habitat's do), and one that is
-blocked outright marks the cells ahead as occupied (a bumper). Frame ``map``, metres, radians.
+blocked outright marks the cells ahead as occupied (a bumper). The world integrates each action
+over 1 s, so a frame's stamp (the map's clock, which times out what the bumper marked) is the
+count of actions so far. Frame ``map``, metres, radians.
 """
 
 from __future__ import annotations
@@ -118,7 +120,10 @@ class SimRobot:
             self.on_frame(frame)
         pose = frame.T_map_camera
         self.map.integrate_depth(
-            frame.depth, self.intrinsics, Transform(pose[:3, 3].copy(), quat_from_matrix(pose[:3, :3]))
+            frame.depth,
+            self.intrinsics,
+            Transform(pose[:3, 3].copy(), quat_from_matrix(pose[:3, :3])),
+            float(self.steps),  # the world's clock (module docstring)
         )
 
     @property

@@ -7,9 +7,11 @@ A depth pixel becomes an obstacle hit when its point's height above the floor li
 1.5 m tall: the floor itself and the ceiling are not obstacles); every pixel's ray,
 projected on the floor plane and cut at ``max_range``, marks free space up to its end.
 A cell marked by contact (:meth:`OccupancyMap.mark_occupied`: a bumper) stays occupied for
-``contact_frames`` frames whatever the camera sees through it: what the base ran into and the
-camera does not show (glass, a leg below the field of view) would otherwise be cleared by the
-next few frames, and the base would run into it again.
+``contact_s`` seconds of the frames' stamps whatever the camera sees through it: what the base
+ran into and the camera does not show (glass, a leg below the field of view) would otherwise be
+cleared by the next few frames, and the base would run into it again. Seconds, not frames: a
+camera at 30 Hz forgot a contact of 50 frames in under 2 s, and the frontier planner's test
+base, at 5 Hz, in 10 s, while it was still driving round the glass pillar it had bumped.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ class OccupancyParams:
     clamp_log_odds: float = 5.0
     occupied_threshold: float = 0.6
     free_threshold: float = -0.3
-    contact_frames: int = 50  # depth frames a contact stays occupied (module docstring)
+    contact_s: float = 50.0  # [s, the frames' stamps] a contact stays occupied (module docstring)
 
 
 class OccupancyMap:
@@ -64,19 +66,27 @@ class OccupancyMap:
         self.log_odds = np.zeros(spec.shape, dtype=np.float32)
         self.observed = np.zeros(spec.shape, dtype=bool)
         self.frames = 0
-        self.contacts: dict[int, int] = {}  # flat cell index -> the frame count it expires at
+        self.stamp_s = 0.0  # [s] the newest frame's stamp
+        self.contacts: dict[int, float] = {}  # flat cell index -> the stamp [s] it expires at
 
     def copy(self) -> OccupancyMap:
         """An independent copy (e.g. to save while this one goes on integrating)."""
         out = OccupancyMap(self.spec, self.params)
         out.log_odds, out.observed = self.log_odds.copy(), self.observed.copy()
-        out.frames, out.contacts = self.frames, dict(self.contacts)
+        out.frames, out.stamp_s, out.contacts = self.frames, self.stamp_s, dict(self.contacts)
         return out
 
     def integrate_depth(
-        self, depth: NDArray[np.float32], intrinsics: CameraIntrinsics, t_map_camera: Transform
+        self,
+        depth: NDArray[np.float32],
+        intrinsics: CameraIntrinsics,
+        t_map_camera: Transform,
+        stamp_s: float | None = None,
     ) -> int:
-        """Fuse one depth image (H, W) in metres (0, NaN or inf = no return); returns pixels used.
+        """Fuse one depth image (H, W) in metres (0, NaN or inf = no return) taken at ``stamp_s``
+        [s, any clock the map's frames share; None: the newest frame's again, contacts do not
+        age]; returns pixels used. The contacts expired by then are dropped; a stamp older than
+        the newest (a simulator restarted, a recording looped) restarts their lifetime from it.
 
         A frame without any valid pixel changes nothing.
         """
@@ -105,7 +115,9 @@ class OccupancyMap:
         self._mark_free(origin[:2], ends)
         self._mark_hits(hits[:, :2])
         self.frames += 1
-        self.contacts = {cell: until for cell, until in self.contacts.items() if until > self.frames}
+        if stamp_s is not None:
+            self.stamp_s, latest = stamp_s, stamp_s + p.contact_s
+            self.contacts = {c: min(u, latest) for c, u in self.contacts.items() if u > stamp_s}
         return int(valid.sum())
 
     def _mark_free(self, origin: NDArray[np.float64], ends: NDArray[np.float64]) -> None:
@@ -147,12 +159,13 @@ class OccupancyMap:
 
     def mark_occupied(self, xy: NDArray[np.float64]) -> None:
         """Set the cells under (N, 2) points [m] to certainly occupied (a bumper or contact
-        sensor: obstacles the camera cannot see, e.g. below its field of view)."""
+        sensor: obstacles the camera cannot see, e.g. below its field of view), for
+        ``contact_s`` from the newest frame's stamp."""
         cells = self.spec.to_cells(np.asarray(xy, dtype=float).reshape(-1, 2))
         cells = cells[self.spec.inside(cells)]
         self.log_odds[cells[:, 0], cells[:, 1]] = self.params.clamp_log_odds
         self.observed[cells[:, 0], cells[:, 1]] = True
-        until = self.frames + self.params.contact_frames
+        until = self.stamp_s + self.params.contact_s
         self.contacts.update({int(c): until for c in cells[:, 0] * self.spec.width + cells[:, 1]})
 
     def states(self) -> NDArray[np.int8]:
@@ -170,7 +183,8 @@ class OccupancyMap:
         try:
             np.savez_compressed(
                 tmp, log_odds=self.log_odds, observed=self.observed, frames=self.frames,
-                contacts=np.array(sorted(self.contacts.items()), dtype=np.int64).reshape(-1, 2),
+                stamp_s=self.stamp_s,
+                contacts=np.array(sorted(self.contacts.items()), dtype=np.float64).reshape(-1, 2),
                 grid=np.array([self.spec.resolution, self.spec.width, self.spec.height,
                                self.spec.origin_x, self.spec.origin_y]),
             )  # fmt: skip
@@ -180,12 +194,15 @@ class OccupancyMap:
 
     def load(self, path: Path) -> None:
         """Replace this map by the one saved at ``path``; ValueError (map unchanged) when the file
-        is not a saved map or was made for another grid."""
+        is not a saved map or was made for another grid. A map saved before contacts were timed
+        in seconds (no ``stamp_s``) loads without its contacts: their frame counts are no time."""
         try:
             with np.load(path) as saved:
                 grid = tuple(float(v) for v in saved["grid"])
                 log_odds, observed, frames = saved["log_odds"], saved["observed"], int(saved["frames"])
-                contacts = saved["contacts"] if "contacts" in saved else np.zeros((0, 2), dtype=np.int64)
+                timed = "stamp_s" in saved
+                stamp_s = float(saved["stamp_s"]) if timed else 0.0
+                contacts = saved["contacts"] if timed else np.zeros((0, 2))
         except (OSError, KeyError, ValueError) as exc:
             raise ValueError(f"{path} is not a saved occupancy map: {exc}") from exc
         s = self.spec
@@ -193,5 +210,5 @@ class OccupancyMap:
             raise ValueError(f"{path} holds a map of grid {grid}, not {s}")
         self.log_odds = log_odds.astype(np.float32)
         self.observed = observed.astype(bool)
-        self.frames = frames
-        self.contacts = {int(cell): int(until) for cell, until in contacts}
+        self.frames, self.stamp_s = frames, stamp_s
+        self.contacts = {int(cell): float(until) for cell, until in contacts}

@@ -54,7 +54,7 @@ class FrontierPlannerConfig:
     stuck_window_s: float = 5.0
     stall_window_s: float = 2.0
     stall_progress_m: float = 0.03
-    bump_memory_frames: int = 50
+    bump_memory_s: float = 50.0
     bump_shut_in_m2: float = 1.0
     bump_size_m: float = 0.1
     max_recoveries: int = 3
@@ -83,7 +83,7 @@ class FrontierPlannerConfig:
             obstacle_min_z=self.obstacle_min_z,
             obstacle_max_z=self.obstacle_max_z,
             pixel_stride=self.pixel_stride,
-            contact_frames=self.bump_memory_frames,
+            contact_s=self.bump_memory_s,
         )
 
     def planner(self) -> PlannerParams:

@@ -170,7 +170,7 @@ class FrontierPlanner(Node):
             self.get_logger().warning(f"depth frame dropped, map unchanged: {exc}", throttle_duration_sec=5.0)
             return
         with self._lock:
-            self.map.integrate_depth(depth, self._intrinsics, t_map_camera)
+            self.map.integrate_depth(depth, self._intrinsics, t_map_camera, stamp)
 
     def robot_pose(self) -> Pose2D | None:
         """(x, y, yaw) of the base in the map, or None if TF does not know it."""

@@ -20,6 +20,14 @@ def walled_floor() -> NDArray[np.int8]:
     return states
 
 
+def wall_floor(gap: bool = True) -> NDArray[np.int8]:
+    """:func:`walled_floor` with a wall at x = 5 m from y = 0 up to 8 m (a 2 m gap above it), or
+    all the way across (``gap`` False: two halves with no way between)."""
+    states = walled_floor()
+    states[: 160 if gap else SPEC.height, 100] = OCCUPIED
+    return states
+
+
 def doorway_floor(doorway_m: float) -> NDArray[np.int8]:
     """:func:`walled_floor` parted by a wall at x = 3 m with a doorway ``doorway_m`` [m] wide
     from y = 5 m: a room of 3 m x 10 m beside one of 7 m x 10 m."""

@@ -4,7 +4,7 @@ import itertools
 
 import numpy as np
 import pytest
-from floor_maps import SPEC, walled_floor
+from floor_maps import SPEC, wall_floor
 
 from sg_search.mapping.occupancy import OCCUPIED, UNKNOWN
 from sg_search.planning.geodesic import (
@@ -20,16 +20,8 @@ from sg_search.planning.geodesic import (
 PARAMS = PlannerParams(robot_radius=0.2)
 
 
-def _wall_map() -> np.ndarray:
-    """Free 10 x 10 m square with a wall at x = 5 m from y = 0 to y = 8 m (gap above)."""
-    states = walled_floor()
-    rows = np.arange(0, int(8.0 / 0.05))
-    states[rows, 100] = OCCUPIED
-    return states
-
-
 def test_distance_around_a_wall_matches_geometry() -> None:
-    free = traversable(_wall_map(), SPEC, PARAMS)
+    free = traversable(wall_floor(), SPEC, PARAMS)
     field = DistanceField(free, SPEC, (2.0, 2.0), PARAMS)
     # shortest path hugs the wall's end: (2,2) -> (5, 8 + clearance) -> (8, 2)
     corner = np.array([5.0, 8.0 + PARAMS.robot_radius + 0.05])
@@ -40,7 +32,7 @@ def test_distance_around_a_wall_matches_geometry() -> None:
 
 
 def test_path_avoids_the_wall_and_is_smooth() -> None:
-    free = traversable(_wall_map(), SPEC, PARAMS)
+    free = traversable(wall_floor(), SPEC, PARAMS)
     field = DistanceField(free, SPEC, (2.0, 2.0), PARAMS)
     path = field.path_to((8.0, 2.0))
     assert np.allclose(path[0], (2.0, 2.0), atol=0.05) and np.allclose(path[-1], (8.0, 2.0), atol=0.05)
@@ -50,7 +42,7 @@ def test_path_avoids_the_wall_and_is_smooth() -> None:
 
 
 def test_fmm_and_dijkstra_agree_within_metrication_error() -> None:
-    free = traversable(_wall_map(), SPEC, PARAMS)
+    free = traversable(wall_floor(), SPEC, PARAMS)
     field = DistanceField(free, SPEC, (2.0, 2.0), PARAMS)
     dijkstra = dijkstra_field(free, SPEC, field.start)
     both = np.isfinite(field.distance) & np.isfinite(dijkstra) & (field.distance > 1.0)
@@ -62,7 +54,7 @@ def test_fmm_and_dijkstra_agree_within_metrication_error() -> None:
 
 
 def test_bad_goals_give_clear_errors() -> None:
-    states = _wall_map()
+    states = wall_floor()
     states[50:90, 140:180] = UNKNOWN  # an unknown 2 m x 2 m island around (8, 3.5)
     free = traversable(states, SPEC, PARAMS)
     field = DistanceField(free, SPEC, (2.0, 2.0), PARAMS)
@@ -72,7 +64,7 @@ def test_bad_goals_give_clear_errors() -> None:
         field.path_to((8.0, 3.5))  # centre of the unknown island, > snap radius from free space
     assert field.distance_to((12.0, 2.0)) == float("inf")
     assert np.isfinite(field.distance_to((5.0, 4.0)))  # inside the wall: snapped to a free cell nearby
-    enclosed = _wall_map()
+    enclosed = wall_floor()
     enclosed[100:140, 140] = OCCUPIED
     enclosed[100:140, 180] = OCCUPIED
     enclosed[100, 140:181] = OCCUPIED

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from floor_maps import SPEC, doorway_floor, walled_floor
+from floor_maps import SPEC, doorway_floor, wall_floor, walled_floor
 
 from sg_search.geometry import Pose2D
 from sg_search.mapping.occupancy import FREE, OCCUPIED, UNKNOWN
@@ -21,13 +21,6 @@ from sg_search.planning.navigator import NavError, Navigator, NavigatorParams
 from sg_search.planning.stall import disc_points
 
 PARAMS = NavigatorParams(planners=(PlannerParams(robot_radius=0.25), PlannerParams(robot_radius=0.2)))
-
-
-def _wall_map(gap: bool = True) -> np.ndarray:
-    """Free 10 x 10 m square with a wall at x = 5 m from y = 0 up to 8 m (or all the way)."""
-    states = walled_floor()
-    states[: int(8.0 / 0.05) if gap else SPEC.height, 100] = OCCUPIED
-    return states
 
 
 class GridActuator:
@@ -55,7 +48,7 @@ class GridActuator:
 
 
 def test_a_discrete_base_goes_round_the_wall_in_habitat_actions() -> None:
-    states = _wall_map()
+    states = wall_floor()
     navigator = Navigator(SPEC, lambda: states, PARAMS)
     actuator = GridActuator(states, (2.0, 2.0, math.pi))  # facing away from the goal
     base = DiscreteBase(actuator, PARAMS.follower)
@@ -73,7 +66,7 @@ def test_a_discrete_base_goes_round_the_wall_in_habitat_actions() -> None:
 def _unseen_wall() -> tuple[np.ndarray, np.ndarray, list[Pose2D], type[GridActuator]]:
     """The wall map (truth), a map that has not seen the wall (known), and an actuator whose
     bumper reveals the truth within 0.5 m (like the simulated robot's)."""
-    truth = _wall_map()
+    truth = wall_floor()
     known = np.full(SPEC.shape, FREE, dtype=np.int8)  # the map has not seen the wall yet
     known[truth == OCCUPIED] = FREE
     known[:, [0, -1]] = OCCUPIED
@@ -123,13 +116,13 @@ def test_a_goal_that_turns_out_far_is_given_up_not_driven_to() -> None:
 
 
 def test_no_path_cancel_and_timeout_end_with_their_codes() -> None:
-    closed = _wall_map(gap=False)
+    closed = wall_floor(gap=False)
     navigator = Navigator(SPEC, lambda: closed, PARAMS)
     base = DiscreteBase(GridActuator(closed, (2.0, 2.0, 0.0)), PARAMS.follower)
     walled_off = navigator.navigate(base, (8.0, 2.0))
     assert walled_off.code == NavError.NO_VALID_PATH and not walled_off.detour  # no way at all
     assert navigator.navigate(base, (30.0, 2.0)).code == NavError.INVALID_GOAL
-    open_map = _wall_map()
+    open_map = wall_floor()
     navigator = Navigator(SPEC, lambda: open_map, PARAMS)
     assert navigator.navigate(base, (8.0, 2.0), should_stop=lambda: True).code == NavError.CANCELED
     quick = Navigator(SPEC, lambda: open_map, NavigatorParams(PARAMS.planners, timeout_s=5.0))
@@ -160,7 +153,7 @@ class UnicycleBase:
 
 
 def test_the_same_navigator_drives_a_velocity_base() -> None:
-    states = _wall_map()
+    states = wall_floor()
     params = NavigatorParams(PARAMS.planners, FollowerParams(goal_tolerance=0.2))
     base = UnicycleBase((2.0, 2.0, 0.0))
     feedback: list[float] = []
@@ -176,7 +169,7 @@ def test_the_same_navigator_drives_a_velocity_base() -> None:
 def test_a_velocity_base_is_stopped_however_the_navigation_ends() -> None:
     """Canceled mid-drive (its last command moved it) and out of time, the base is left with a
     zero command: it does not go on at the last velocity."""
-    states = _wall_map()
+    states = wall_floor()
     base = UnicycleBase((2.0, 2.0, 0.0))
     steps = iter(range(30))
     navigator = Navigator(SPEC, lambda: states, PARAMS)
@@ -191,7 +184,7 @@ def test_a_velocity_base_is_stopped_however_the_navigation_ends() -> None:
 def test_roomy_is_the_safest_clearance_not_a_lesser_one() -> None:
     """0.22 m from the wall the base fits at the lesser 0.2 m clearance but not the safest
     0.25 m: it is not roomy there; in the open it is."""
-    states = _wall_map()
+    states = wall_floor()
     navigator = Navigator(SPEC, lambda: states, PARAMS)
     assert navigator.roomy((2.0, 2.0))
     assert not navigator.roomy((5.0 - 0.22, 2.0))
@@ -202,7 +195,7 @@ def test_the_way_is_measured_at_the_safest_clearance_that_reaches_the_goal() -> 
     """Through a 0.45 m gap the base fits at the lesser 0.2 m radius only: the way is the one
     the navigator plans there (finite: the straight line through the gap, to within a cell),
     not the safest field's inf."""
-    states = _wall_map(gap=False)
+    states = wall_floor(gap=False)
     states[int(4.0 / 0.05) : int(4.45 / 0.05), 100] = FREE  # a 0.45 m gap at y = 4 m
     navigator = Navigator(SPEC, lambda: states, PARAMS)
     start, goal = (4.0, 4.2), (6.0, 4.2)
@@ -243,7 +236,7 @@ def _corridor(ledge: bool) -> np.ndarray:
     cut into a block 0.8 m thick on either side (no free cell within the planner's 1 m snap of
     its end); ``ledge``: the map has since seen an obstacle across its middle at x = 6 m that
     the true corridor does not hold (what a closer look at a gap the base squeezed into shows)."""
-    states = _wall_map(gap=True)
+    states = wall_floor(gap=True)
     states[:, 100] = FREE  # no wall at x = 5 m
     states[79:122, 100:170] = OCCUPIED  # y = 3.95 .. 6.1 m, x = 5 .. 8.5 m
     states[96:105, 100:150] = FREE  # the corridor: y = 4.8 .. 5.25 m, x = 5 .. 7.5 m
